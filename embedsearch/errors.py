@@ -1,0 +1,42 @@
+"""One small exception hierarchy; every message says what to do next.
+
+The CLI prints ``str(error)`` on one line and exits with ``error.exit_code``.
+"""
+
+from __future__ import annotations
+
+USAGE_EXIT = 2
+
+
+class EmbedsearchError(Exception):
+    """Base class for every error embedsearch raises on purpose."""
+
+    exit_code = USAGE_EXIT
+
+
+class InputError(EmbedsearchError):
+    """A corpus, query or argument is malformed; the message names the file, line or field."""
+
+
+class IndexStoreError(EmbedsearchError):
+    """An index folder is missing, unreadable, corrupted or from an incompatible version."""
+
+
+class ModelMismatchError(EmbedsearchError):
+    """Vectors from two different embedding models would be mixed."""
+
+
+class MissingDependencyError(EmbedsearchError):
+    """An optional dependency is not installed; the message carries the install hint."""
+
+
+def require(module: str, extra: str):
+    """Import an optional dependency or fail with an install hint."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"{module} is not installed: run `pip install 'embedsearch[{extra}]'`"
+        ) from exc

@@ -1,0 +1,256 @@
+"""``Index``: the facade over corpus, embedding, storage and search. Build it with a classmethod."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import store
+from . import vectors as vec
+from .corpus import Document, FieldMap, Problem, read_sources
+from .docstore import DocumentStore, write_documents
+from .embed import DEFAULT_MODEL, EmbedSettings
+from .errors import InputError, ModelMismatchError
+from .search import Hit, check_query, dense_rows, to_hits
+
+BUNDLED_NAME = "neurips2026"
+
+
+def bundled_sources() -> list[Path]:
+    """The NeurIPS 2026 abstracts shipped as package data."""
+    from importlib.resources import files
+
+    return sorted(Path(str(p)) for p in files("embedsearch").joinpath("data").iterdir() if p.name.endswith(".txt"))
+
+
+class Index:
+    """A searchable corpus on disk. Use ``Index.build``, ``Index.from_sources``, ``Index.load`` or ``Index.bundled``."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any]):
+        self.path = Path(path)
+        self.manifest = manifest
+        self.documents = DocumentStore(self.path)
+        self.skipped: list[Problem] = []
+        if len(self.documents) != manifest["documents"]:
+            raise store.IndexStoreError(f"{self.path}: manifest says {manifest['documents']} documents, "
+                                        f"found {len(self.documents)}; rebuild the index")
+
+    # construction -------------------------------------------------------------------------------
+    @classmethod
+    def build(cls, documents: Sequence[Document], path: str | Path, model: str = DEFAULT_MODEL,
+              embed: EmbedSettings | None = None, vectors: vec.VectorSettings = vec.VectorSettings(),
+              progress: bool = False, sources: Sequence[str] = ()) -> "Index":
+        """Embed ``documents`` (through the cache) and write a new index at ``path``, replacing any there."""
+        from .embed import Embedder
+
+        documents = list(documents)
+        _check_unique(documents)
+        path = Path(path)
+        embed = embed or EmbedSettings(model=model)
+        embedder = Embedder(embed)
+        matrix = _embed(embedder, documents, progress, "embedding")
+        with store.atomic_folder(path) as tmp:
+            write_documents(tmp, documents)
+            np.save(tmp / store.EMBEDDINGS, matrix)
+            index = vec.build(matrix, vectors)
+            vec.write(index, tmp / store.VECTORS)
+            store.write_manifest(tmp, store.new_manifest(
+                documents=len(documents), model=embedder.manifest_entry(), sources=[str(s) for s in sources],
+                index={"type": vec.kind_of(index), "settings": asdict(vectors)}))
+        _export_query_encoder(embedder)
+        return cls.load(path)
+
+    @classmethod
+    def from_sources(cls, sources: Sequence[str | Path], path: str | Path,
+                     fields: FieldMap = FieldMap(), skip_invalid: bool = False, **build: Any) -> "Index":
+        """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``."""
+        result = read_sources(sources, fields, skip_invalid)
+        index = cls.build(result.documents, path, sources=[str(s) for s in sources], **build)
+        index.skipped = result.skipped
+        return index
+
+    @classmethod
+    def load(cls, path: str | Path, model: str | None = None) -> "Index":
+        """Open an index folder; with ``model``, fail unless the index was built with that model."""
+        path = Path(path)
+        manifest = store.read_manifest(path)
+        index = cls(path, manifest)
+        if model is not None:
+            index._check_model(model)
+        return index
+
+    @classmethod
+    def bundled(cls, path: str | Path | None = None, progress: bool = False) -> "Index":
+        """The bundled NeurIPS 2026 corpus, built on first use."""
+        path = Path(path) if path else store.default_home() / BUNDLED_NAME
+        if (path / store.MANIFEST).exists():
+            return cls.load(path)
+        return cls.from_sources(bundled_sources(), path, progress=progress)
+
+    # queries ------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def __repr__(self) -> str:
+        return f"Index({str(self.path)!r}, documents={len(self)}, model={self.model_name!r})"
+
+    @property
+    def model_name(self) -> str:
+        return self.manifest["model"]["name"]
+
+    @cached_property
+    def faiss_index(self):
+        return vec.read(self.path / store.VECTORS, mmap=self.manifest["index"]["type"] == "ivfpq")
+
+    @cached_property
+    def embeddings(self) -> np.ndarray:
+        return np.load(self.path / store.EMBEDDINGS, mmap_mode="r")
+
+    @cached_property
+    def encoder(self):
+        from .query_encoder import query_encoder
+
+        entry = self.manifest["model"]
+        return query_encoder(entry["name"], entry["fingerprint"], entry["settings"]["max_windows"])
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Query vectors made exactly as this index's document vectors were."""
+        return self.encoder.encode([check_query(t) for t in texts])
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """The ``k`` abstracts closest in meaning to a free-text query."""
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: Sequence[str], k: int = 10) -> list[list[Hit]]:
+        """Answer many queries with one batched encode."""
+        _check_k(k)
+        ranked = dense_rows(self.faiss_index, self.embeddings, self.encode(queries), k)
+        return [self._hits(r) for r in ranked]
+
+    def similar(self, target: str, k: int = 10) -> list[Hit]:
+        """Papers related to a document of the index (by id, itself excluded) or to a new abstract's text."""
+        _check_k(k)
+        row = self.documents.row_of.get(target)
+        if row is None and len(target.split()) < 3:
+            raise InputError(f"no document with id {target!r} in {self.path}; pass an abstract's text to "
+                             "compare new text, or check the id with `embedsearch search`")
+        if row is None:
+            return self.similar_to_text(target, k)
+        query = np.asarray(self.embeddings[row:row + 1])
+        return self._hits(dense_rows(self.faiss_index, self.embeddings, query, k, exclude=[row])[0])
+
+    def similar_to_text(self, text: str, k: int = 10) -> list[Hit]:
+        """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
+        _check_k(k)
+        return self._hits(dense_rows(self.faiss_index, self.embeddings, self.encode([text]), k)[0])
+
+    def _hits(self, ranked: list[tuple[int, float]]) -> list[Hit]:
+        return to_hits(ranked, self.documents.get([row for row, _ in ranked]))
+
+    def info(self) -> dict[str, Any]:
+        m = self.manifest
+        return {"path": str(self.path), "documents": len(self), "model": m["model"]["name"],
+                "dimension": m["model"]["dimension"], "fingerprint": m["model"]["fingerprint"],
+                "index_type": m["index"]["type"], "size_bytes": store.size_on_disk(self.path),
+                "built_at": m["built_at"], "updated_at": m["updated_at"], "format_version": m["format_version"],
+                "package_version": m["package_version"]}
+
+    # changes ------------------------------------------------------------------------------------
+    def add(self, documents: Iterable[Document], progress: bool = False) -> "Index":
+        """Append documents, embedding only the new ones; ids already present are an error."""
+        from .embed import Embedder
+
+        documents = list(documents)
+        _check_unique(documents)
+        clash = next((d.id for d in documents if d.id in self.documents.row_of), None)
+        if clash is not None:
+            raise InputError(f"id {clash!r} is already in {self.path}; remove it first or give it another id")
+        embedder = Embedder(EmbedSettings(**self.manifest["model"]["settings"]))
+        self._check_fingerprint(embedder.fingerprint, embedder.settings.model)
+        matrix = _embed(embedder, documents, progress, "embedding new")
+        index = vec.read(self.path / store.VECTORS)
+        vec.add(index, matrix)
+        with store.atomic_folder(self.path) as tmp:
+            write_documents(tmp, [*self.documents, *documents])
+            np.save(tmp / store.EMBEDDINGS, np.concatenate([np.asarray(self.embeddings), matrix]))
+            vec.write(index, tmp / store.VECTORS)
+            store.write_manifest(tmp, {**self.manifest, "documents": len(self) + len(documents),
+                                       "updated_at": store.new_manifest()["updated_at"]})
+        return self._reload()
+
+    def remove(self, ids: Iterable[str]) -> "Index":
+        """Drop documents by id without re-embedding anything; unknown ids are an error."""
+        ids = list(dict.fromkeys(ids))
+        missing = [i for i in ids if i not in self.documents.row_of]
+        if missing:
+            raise InputError(f"no document with id {missing[0]!r} in {self.path}; nothing was removed")
+        drop = {self.documents.row_of[i] for i in ids}
+        keep = np.asarray([r for r in range(len(self)) if r not in drop], dtype=np.int64)
+        if len(keep) == 0:
+            raise InputError(f"removing {len(ids)} ids would leave {self.path} empty; delete the folder instead")
+        matrix = np.asarray(self.embeddings[keep])
+        settings = vec.VectorSettings(**self.manifest["index"]["settings"])
+        index = vec.rebuild(self.faiss_index, matrix, settings)
+        kept_docs = (d for r, d in enumerate(self.documents) if r not in drop)
+        with store.atomic_folder(self.path) as tmp:
+            write_documents(tmp, kept_docs)
+            np.save(tmp / store.EMBEDDINGS, matrix)
+            vec.write(index, tmp / store.VECTORS)
+            store.write_manifest(tmp, {**self.manifest, "documents": len(keep),
+                                       "updated_at": store.new_manifest()["updated_at"]})
+        return self._reload()
+
+    def _reload(self) -> "Index":
+        fresh = Index.load(self.path)
+        self.__dict__.clear()
+        self.__dict__.update(fresh.__dict__)
+        return self
+
+    def _check_model(self, model: str) -> None:
+        from .embed import load_model, model_fingerprint
+
+        self._check_fingerprint(model_fingerprint(load_model(model)), model)
+
+    def _check_fingerprint(self, fingerprint: str, model: str) -> None:
+        expected = self.manifest["model"]
+        if fingerprint != expected["fingerprint"]:
+            raise ModelMismatchError(
+                f"{self.path} was built with model {expected['name']!r} (fingerprint {expected['fingerprint']}), "
+                f"not {model!r} ({fingerprint}); use that model or rebuild with `embedsearch build --model`")
+
+
+def _check_unique(documents: Sequence[Document]) -> None:
+    if not documents:
+        raise InputError("no documents to index")
+    seen: set[str] = set()
+    for doc in documents:
+        if doc.id in seen:
+            raise InputError(f"duplicate document id {doc.id!r}; ids must be unique")
+        seen.add(doc.id)
+
+
+def _check_k(k: int) -> None:
+    if not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be a positive whole number, got {k!r}")
+
+
+def _embed(embedder, documents: Sequence[Document], progress: bool, label: str) -> np.ndarray:
+    texts = [d.embed_text for d in documents]
+    if not progress:
+        return embedder.embed(texts)
+    from tqdm import tqdm
+
+    with tqdm(total=len(texts), desc=label, unit="doc", file=sys.stderr, dynamic_ncols=True) as bar:
+        return embedder.embed(texts, progress=bar.update)
+
+
+def _export_query_encoder(embedder) -> None:
+    from .query_encoder import export_onnx
+
+    export_onnx(embedder.model, embedder.fingerprint)

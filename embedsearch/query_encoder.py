@@ -1,0 +1,174 @@
+"""The fast query path: the model exported once to ONNX, run with onnxruntime + tokenizers.
+
+Importing sentence-transformers costs seconds; onnxruntime and tokenizers load in a fraction of
+one, so interactive searches never import torch. The export is cached per model fingerprint and
+checked against sentence-transformers by the test suite (cosine >= 0.999).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from .cache import default_cache_dir
+from .errors import ModelMismatchError
+from .windows import pool_windows, split_texts
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+EXPORT_FORMAT = 1
+_POOLING = ("mean", "cls")
+
+
+class QueryEncoder(Protocol):
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def export_dir(fingerprint: str) -> Path:
+    return default_cache_dir() / "onnx" / f"{fingerprint}-v{EXPORT_FORMAT}"
+
+
+def _pooling_mode(model: "SentenceTransformer") -> str | None:
+    kinds = [type(m).__name__ for m in model]
+    if kinds[:2] != ["Transformer", "Pooling"] or any(k != "Normalize" for k in kinds[2:]):
+        return None
+    mode = model[1].get_config_dict().get("pooling_mode")
+    return mode if mode in _POOLING else None
+
+
+def export_onnx(model: "SentenceTransformer", fingerprint: str) -> Path | None:
+    """Export ``model`` for the fast path; ``None`` when its modules are not a plain encoder + pooling."""
+    target = export_dir(fingerprint)
+    if (target / "config.json").exists():
+        return target
+    mode = _pooling_mode(model)
+    if mode is None:
+        return None
+    import torch
+
+    names = list(model.tokenizer.model_input_names)
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, inner: torch.nn.Module):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            return self.inner(**dict(zip(names, inputs))).last_hidden_state
+
+    sample = model.tokenizer(["a short query", "a somewhat longer example query text"], padding=True,
+                             return_tensors="pt")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".export-"))
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(Wrapper(model[0].auto_model).eval().cpu(),
+                              tuple(sample[n].cpu() for n in names), str(tmp / "model.onnx"),
+                              input_names=names, output_names=["hidden"], opset_version=17,
+                              dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names + ["hidden"]},
+                              dynamo=False)
+        model.tokenizer.backend_tokenizer.save(str(tmp / "tokenizer.json"))
+        config = {"format": EXPORT_FORMAT, "fingerprint": fingerprint, "pooling": mode, "inputs": names,
+                  "max_seq_length": int(model.max_seq_length),
+                  "special_tokens": int(model.tokenizer.num_special_tokens_to_add()),
+                  "pad_id": int(model.tokenizer.pad_token_id or 0), "pad_token": model.tokenizer.pad_token or "[PAD]",
+                  "lowercase": bool(getattr(model[0], "do_lower_case", False))}
+        (tmp / "config.json").write_text(json.dumps(config, indent=2))
+        os.replace(tmp, target)
+    except OSError:
+        if (target / "config.json").exists():  # another process won the race
+            shutil.rmtree(tmp, ignore_errors=True)
+            return target
+        raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+class OnnxQueryEncoder:
+    """Encodes queries exactly as ``embed.embed_batch`` does, without torch."""
+
+    def __init__(self, folder: Path, max_windows: int, threads: int | None = None):
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.config = json.loads((folder / "config.json").read_text())
+        self.max_windows = max_windows
+        self._raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._raw.no_truncation()
+        self._raw.no_padding()
+        self._model_input = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._model_input.enable_truncation(self.config["max_seq_length"])
+        self._model_input.enable_padding(pad_id=self.config["pad_id"], pad_token=self.config["pad_token"])
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+        options.log_severity_level = 3
+        self._session = onnxruntime.InferenceSession(str(folder / "model.onnx"), options,
+                                                     providers=["CPUExecutionProvider"])
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        texts = [t.lower() for t in texts] if self.config["lowercase"] else list(texts)
+        offsets = [e.offsets for e in self._raw.encode_batch(texts, add_special_tokens=False)]
+        max_tokens = self.config["max_seq_length"] - self.config["special_tokens"]
+        pieces, owners, weights = split_texts(texts, offsets, max_tokens, self.max_windows)
+        vectors = np.concatenate([self._run(pieces[i:i + batch_size]) for i in range(0, len(pieces), batch_size)])
+        return pool_windows(vectors, owners, weights, len(texts))
+
+    def _run(self, pieces: list[str]) -> np.ndarray:
+        encodings = self._model_input.encode_batch(pieces)
+        columns = {"input_ids": [e.ids for e in encodings], "attention_mask": [e.attention_mask for e in encodings],
+                   "token_type_ids": [e.type_ids for e in encodings]}
+        feed = {name: np.asarray(columns[name], dtype=np.int64) for name in self.config["inputs"]}
+        hidden = self._session.run(None, feed)[0]
+        if self.config["pooling"] == "cls":
+            pooled = hidden[:, 0]
+        else:
+            mask = np.asarray(columns["attention_mask"], dtype=hidden.dtype)[..., None]
+            pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+class TorchQueryEncoder:
+    """Fallback for models the ONNX path does not cover: the bulk embedder itself."""
+
+    def __init__(self, model: "SentenceTransformer", max_windows: int):
+        from .embed import EmbedSettings
+
+        self.model = model
+        self.settings = EmbedSettings(max_windows=max_windows)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        from .embed import embed_batch
+
+        return embed_batch(texts, self.model, self.settings)
+
+
+@lru_cache(maxsize=4)
+def query_encoder(model_name: str, fingerprint: str, max_windows: int) -> QueryEncoder:
+    """The fastest encoder that reproduces the index's vectors: the cached ONNX export, else torch."""
+    folder = export_dir(fingerprint)
+    if (folder / "config.json").exists():
+        return OnnxQueryEncoder(folder, max_windows)
+    from .embed import load_model, model_fingerprint
+
+    model = load_model(model_name)
+    actual = model_fingerprint(model)
+    if actual != fingerprint:
+        raise ModelMismatchError(
+            f"model {model_name!r} on this machine (fingerprint {actual}) is not the one the index was "
+            f"built with ({fingerprint}); install that model or rebuild the index with `embedsearch build`")
+    exported = export_onnx(model, fingerprint)
+    return OnnxQueryEncoder(exported, max_windows) if exported else TorchQueryEncoder(model, max_windows)

@@ -1,0 +1,66 @@
+"""Shared fixtures. Anything that embeds is session-scoped: embedding is slow on CPU."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="embedsearch-tests-"))
+os.environ["EMBEDSEARCH_CACHE_DIR"] = str(_SESSION_DIR / "cache")
+os.environ["EMBEDSEARCH_HOME"] = str(_SESSION_DIR / "home")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def bundled_docs():
+    from embedsearch.corpus import read_sources
+    from embedsearch.index import bundled_sources
+
+    return read_sources(bundled_sources()).documents
+
+
+@pytest.fixture(scope="session")
+def bundled_index(tmp_path_factory, bundled_docs):
+    """The bundled corpus indexed once; tests that change an index copy it first."""
+    from embedsearch import Index
+
+    return Index.build(bundled_docs, tmp_path_factory.mktemp("bundled") / "idx")
+
+
+@pytest.fixture()
+def index_copy(bundled_index, tmp_path):
+    """A private, writable copy of the bundled index (no re-embedding)."""
+    from embedsearch import Index
+
+    target = tmp_path / "copy"
+    shutil.copytree(bundled_index.path, target)
+    return Index.load(target)
+
+
+@pytest.fixture(scope="session")
+def model():
+    from embedsearch.embed import DEFAULT_MODEL, load_model
+
+    return load_model(DEFAULT_MODEL)
+
+
+def run_cli(*args: str, input: str | None = None, check: bool = False) -> subprocess.CompletedProcess:
+    """Run the real command in a subprocess, as a user would."""
+    result = subprocess.run([sys.executable, "-m", "embedsearch", *args], capture_output=True, text=True,
+                            input=input, env=os.environ.copy(), cwd=REPO)
+    if check and result.returncode != 0:
+        raise AssertionError(f"embedsearch {' '.join(args)} failed:\n{result.stderr}")
+    return result

@@ -1,0 +1,97 @@
+"""The command as a user runs it: a real subprocess, real exit codes, real output."""
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    corpus = root / "papers.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "a", "title": "Spiking nets", "abstract": "Spiking neural networks with time-to-first-spike coding."},
+        {"id": "b", "title": "Diffusion LMs", "abstract": "Discrete diffusion language models for text generation."},
+        {"id": "c", "title": "Robot VLA", "abstract": "Vision-language-action policies for robot manipulation."},
+    ]) + "\n")
+    index = root / "idx"
+    run_cli("build", str(corpus), "--index", str(index), check=True)
+    return root, index
+
+
+def test_search_json_lines_have_the_contract_fields(built):
+    _, index = built
+    out = run_cli("search", "robot arm policies", "--index", str(index), "-k", "2", "--json", check=True).stdout
+    hits = [json.loads(line) for line in out.splitlines()]
+    assert [set(h) for h in hits] == [{"rank", "id", "score", "title", "text"}] * 2
+    assert hits[0]["id"] == "c" and hits[0]["rank"] == 1 and hits[0]["title"] == "Robot VLA"
+
+
+def test_human_table_and_batch_queries(built, tmp_path):
+    _, index = built
+    table = run_cli("search", "spikes", "--index", str(index), "-k", "1", check=True).stdout
+    assert "Spiking nets" in table and table.strip().startswith("1")
+    queries = tmp_path / "q.txt"
+    queries.write_text("robot manipulation\n\ntext generation\n")
+    out = run_cli("search", "--queries", str(queries), "--index", str(index), "-k", "1", "--json", check=True).stdout
+    assert [(json.loads(l)["query"], json.loads(l)["id"]) for l in out.splitlines()] == [
+        ("robot manipulation", "c"), ("text generation", "b")]
+
+
+def test_similar_by_id_text_and_file(built, tmp_path):
+    _, index = built
+    by_id = run_cli("similar", "a", "--index", str(index), "--json", check=True).stdout
+    assert "a" not in [json.loads(l)["id"] for l in by_id.splitlines()]
+    by_text = run_cli("similar", "--text", "language models that denoise discrete tokens", "--index", str(index),
+                      "-k", "1", "--json", check=True).stdout
+    assert json.loads(by_text)["id"] == "b"
+    abstract = tmp_path / "abs.txt"
+    abstract.write_text("A manipulation policy for robots conditioned on vision and language.")
+    by_file = run_cli("similar", "--file", str(abstract), "--index", str(index), "-k", "1", "--json", check=True)
+    assert json.loads(by_file.stdout)["id"] == "c"
+
+
+def test_info_add_remove(built, tmp_path):
+    root, index = built
+    extra = tmp_path / "more.csv"
+    extra.write_text("id,abstract\nd,Graph neural networks for protein folding.\n")
+    run_cli("add", str(extra), "--index", str(index), check=True)
+    info = json.loads(run_cli("info", "--index", str(index), "--json", check=True).stdout)
+    assert info["documents"] == 4 and info["model"] == "all-MiniLM-L6-v2" and info["index_type"] == "flat"
+    assert info["size_bytes"] > 0 and info["built_at"]
+    run_cli("remove", "d", "--index", str(index), check=True)
+    assert json.loads(run_cli("info", "--index", str(index), "--json").stdout)["documents"] == 3
+
+
+def test_default_index_is_the_bundled_corpus():
+    out = run_cli("search", "continuous-time Markov chain diffusion", "-k", "1", "--json", check=True)
+    assert json.loads(out.stdout)["id"] == "001_d172d3709162399d:3"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["search", "", "--index", "{index}"], "empty query"),
+    (["search", "x", "--index", "{root}"], "not an embedsearch index"),
+    (["similar", "ghost", "--index", "{index}"], "no document with id 'ghost'"),
+    (["build", "{root}/bad.jsonl", "--index", "{index}"], "bad.jsonl:2: invalid JSON"),
+    (["build", "{root}/missing.jsonl", "--index", "{index}"], "missing.jsonl: no such file"),
+    (["remove", "ghost", "--index", "{index}"], "no document with id 'ghost'"),
+])
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(built, args, message):
+    root, index = built
+    (root / "bad.jsonl").write_text('{"id": "x", "text": "fine"}\n{"id": \n')
+    before = (index / "manifest.json").read_text()
+    result = run_cli(*[a.format(root=root, index=index) for a in args])
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.stderr
+    assert (index / "manifest.json").read_text() == before
+
+
+def test_skip_invalid_reports_and_continues(built, tmp_path):
+    root, _ = built
+    (root / "bad.jsonl").write_text('{"id": "x", "text": "fine text here"}\n{"id": \n')
+    result = run_cli("build", str(root / "bad.jsonl"), "--index", str(tmp_path / "i"), "--skip-invalid")
+    assert result.returncode == 0, result.stderr
+    assert "skipped 1 invalid record" in result.stderr and "bad.jsonl:2" in result.stderr

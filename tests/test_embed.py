@@ -1,0 +1,42 @@
+import numpy as np
+
+from embedsearch.embed import Embedder, EmbedSettings, embed_batch, model_fingerprint
+
+
+def test_vectors_are_unit_length_and_similar_texts_score_higher(model):
+    v = embed_batch(["spiking neural networks", "neuromorphic spiking neurons", "tax law in Belgium"], model)
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+
+
+def test_long_text_tail_is_not_dropped(model):
+    head = "We study reinforcement learning for robot locomotion in simulated environments. " * 30
+    tail = "Finally we analyse protein folding with graph neural networks on molecular data. " * 12
+    windowed = embed_batch([head + tail], model, EmbedSettings(max_windows=8))[0]
+    truncated = embed_batch([head + tail], model, EmbedSettings(max_windows=1))[0]
+    topic = embed_batch(["protein folding with graph neural networks"], model)[0]
+    assert windowed @ topic > truncated @ topic + 0.05
+
+
+def test_fingerprint_is_stable(model):
+    assert model_fingerprint(model) == model_fingerprint(model)
+    assert len(model_fingerprint(model)) == 16
+
+
+def test_cache_means_a_text_is_embedded_once(tmp_path):
+    texts = ["a first abstract about transformers", "a second about diffusion models"]
+    first = Embedder(cache_dir=tmp_path)
+    a = first.embed(texts)
+    assert first.computed == 2
+    second = Embedder(cache_dir=tmp_path)
+    b = second.embed(texts + ["a third, new one"])
+    assert second.computed == 1
+    np.testing.assert_array_equal(a, b[:2])
+
+
+def test_cache_is_keyed_by_embedding_settings(tmp_path):
+    Embedder(cache_dir=tmp_path).embed(["some text"])
+    other = Embedder(EmbedSettings(max_windows=1), cache_dir=tmp_path)
+    other.embed(["some text"])
+    assert other.computed == 1

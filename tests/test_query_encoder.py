@@ -1,0 +1,23 @@
+import numpy as np
+
+from embedsearch.embed import EmbedSettings, embed_batch, model_fingerprint
+from embedsearch.query_encoder import OnnxQueryEncoder, export_onnx
+
+
+def test_onnx_query_vectors_match_sentence_transformers(model, bundled_docs):
+    folder = export_onnx(model, model_fingerprint(model))
+    assert folder is not None and (folder / "model.onnx").exists()
+    texts = ["spiking neural networks", "CTMC discrete diffusion", "VLA robot manipulation policies",
+             bundled_docs[0].text, bundled_docs[5].text]
+    fast = OnnxQueryEncoder(folder, max_windows=8).encode(texts)
+    slow = embed_batch(texts, model, EmbedSettings(max_windows=8))
+    cosines = (fast * slow).sum(axis=1)
+    assert cosines.min() >= 0.999, cosines
+
+
+def test_onnx_handles_truncate_mode_too(model, bundled_docs):
+    folder = export_onnx(model, model_fingerprint(model))
+    long_text = max((d.text for d in bundled_docs), key=len)
+    fast = OnnxQueryEncoder(folder, max_windows=1).encode([long_text])
+    slow = embed_batch([long_text], model, EmbedSettings(max_windows=1))
+    assert float((fast * slow).sum()) >= 0.999

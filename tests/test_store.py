@@ -1,0 +1,70 @@
+import json
+import os
+
+import pytest
+
+from embedsearch import Index, IndexStoreError
+from embedsearch import store
+
+
+def test_round_trip_gives_identical_results(bundled_index):
+    again = Index.load(bundled_index.path)
+    query = "discrete diffusion language models"
+    assert again.search(query, 5) == bundled_index.search(query, 5)
+    assert len(again) == 57 and again.info()["documents"] == 57
+
+
+def test_folder_uses_open_formats_only(bundled_index):
+    names = {p.name for p in bundled_index.path.iterdir()}
+    assert {"manifest.json", "documents.jsonl", "embeddings.npy", "vectors.faiss"} <= names
+    assert not any(n.endswith((".pkl", ".pickle")) for n in names)
+    manifest = json.loads((bundled_index.path / "manifest.json").read_text())
+    for key in ("format_version", "package_version", "model", "metric", "documents", "built_at", "index"):
+        assert key in manifest
+    assert manifest["model"]["dimension"] == 384 and manifest["model"]["fingerprint"]
+
+
+def test_failed_build_leaves_the_previous_index_loadable(index_copy, bundled_docs, monkeypatch):
+    before = (index_copy.path / "manifest.json").read_text()
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr("embedsearch.vectors.build", explode)
+    with pytest.raises(RuntimeError):
+        Index.build(bundled_docs[:10], index_copy.path)
+    assert (index_copy.path / "manifest.json").read_text() == before
+    assert len(Index.load(index_copy.path)) == 57
+    assert [p.name for p in index_copy.path.parent.iterdir() if p.name.startswith(".")] == []
+
+
+def test_interrupted_swap_is_recovered(index_copy):
+    path = index_copy.path
+    os.rename(path, path.parent / f".{path.name}.old-abc123")
+    assert len(Index.load(path)) == 57
+
+
+def test_not_an_index_and_newer_format(tmp_path, index_copy):
+    with pytest.raises(IndexStoreError, match="not an embedsearch index"):
+        Index.load(tmp_path)
+    with pytest.raises(IndexStoreError, match="no index here"):
+        Index.load(tmp_path / "missing")
+    manifest = json.loads((index_copy.path / "manifest.json").read_text())
+    manifest["format_version"] = store.FORMAT_VERSION + 1
+    (index_copy.path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexStoreError, match="newer than this embedsearch reads.*upgrade"):
+        Index.load(index_copy.path)
+
+
+def test_corrupted_faiss_file_is_reported_on_first_search(index_copy):
+    (index_copy.path / "vectors.faiss").write_bytes(b"garbage")
+    with pytest.raises(IndexStoreError, match="vectors.faiss: FAISS file is corrupted"):
+        Index.load(index_copy.path).search("anything", 3)
+
+
+def test_document_count_mismatch_is_caught(index_copy):
+    manifest = json.loads((index_copy.path / "manifest.json").read_text())
+    manifest["documents"] = 99
+    (index_copy.path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexStoreError, match="manifest says 99 documents"):
+        Index.load(index_copy.path)
