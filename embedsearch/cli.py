@@ -91,16 +91,18 @@ def _read_queries(file: Path) -> list[str]:
 @_friendly
 def search(query: Optional[str] = typer.Argument(None, help="Free-text query."),
            index: Optional[Path] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt,
-           queries: Optional[Path] = typer.Option(None, "--queries", help="File with one query per line.")) -> None:
+           queries: Optional[Path] = typer.Option(None, "--queries", help="File with one query per line."),
+           mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
+           filters: list[str] = typer.Option([], "--filter", help="FIELD=VALUE or FIELD>=NUMBER; repeatable.")) -> None:
     """Related abstracts for a free-text query (or every line of --queries)."""
     if (query is None) == (queries is None):
         raise InputError("give a QUERY or --queries FILE (not both)")
     idx = _open(index)
     if queries is None:
-        _print_hits(idx.search(query, k), as_json)
+        _print_hits(idx.search(query, k, mode=mode, filters=filters), as_json)
         return
     batch = _read_queries(queries)
-    for text, hits in zip(batch, idx.search_many(batch, k)):
+    for text, hits in zip(batch, idx.search_many(batch, k, mode=mode, filters=filters)):
         _print_hits(hits, as_json, query=text)
 
 
@@ -218,6 +220,84 @@ def info(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt) -> None:
         return
     for key, value in details.items():
         typer.echo(f"{key:>16}: {value}")
+
+
+def _open_against(path: Path, like):
+    """An index folder, or corpus files indexed on the fly with ``like``'s model (through the cache)."""
+    from .index import Index
+
+    if (path / "manifest.json").exists():
+        return Index.load(path)
+    import tempfile
+
+    from .embed import EmbedSettings
+
+    tmp = Path(tempfile.mkdtemp(prefix="embedsearch-against-"))
+    return Index.from_sources([path], tmp / "index", embed=EmbedSettings(**like.manifest["model"]["settings"]),
+                              progress=True)
+
+
+@app.command()
+@_friendly
+def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
+          csv_file: Optional[Path] = typer.Option(None, "--csv", help="Also write every flagged pair to this CSV."),
+          threshold: float = typer.Option(0.95, "--threshold", help="Cosine that alone makes a duplicate."),
+          min_cosine: float = typer.Option(0.80, "--min-cosine", help="Cosine needed before overlap counts."),
+          min_overlap: float = typer.Option(0.50, "--min-overlap", help="Shared word 5-grams (of the shorter)."),
+          against: Optional[Path] = typer.Option(None, "--against",
+                                                 help="Existing corpus (index folder or corpus file) to check against.")) -> None:
+    """Groups of near-duplicate abstracts, with evidence and which record is kept."""
+    from .dedup import DedupSettings
+
+    settings = DedupSettings(threshold=threshold, min_cosine=min_cosine, min_overlap=min_overlap)
+    idx = _open(index)
+    report = idx.duplicates(settings, against=_open_against(against, idx) if against else None)
+    if csv_file is not None:
+        _write_pairs_csv(report, csv_file)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        return
+    if not report.groups:
+        typer.echo(f"no near-duplicates among {len(idx)} abstracts")
+    for number, group in enumerate(report.groups, start=1):
+        typer.echo(f"group {number}: keep {group.kept}; absorbs {', '.join(group.absorbed)}")
+        for p in group.pairs:
+            typer.echo(f"  {p.a} ~ {p.b}  {p.verdict:<14} cosine {p.cosine:.3f}  overlap {p.overlap:.2f}")
+            if p.passages:
+                quote = p.passages[0]
+                typer.echo(f"    shared: \"{quote[:100]}{'…' if len(quote) > 100 else ''}\"")
+
+
+def _write_pairs_csv(report, path: Path) -> None:
+    import csv
+
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
+        for number, group in enumerate(report.groups, start=1):
+            for p in group.pairs:
+                writer.writerow([number, group.kept, p.a, p.b, p.verdict, f"{p.cosine:.4f}", f"{p.overlap:.4f}",
+                                 " | ".join(p.passages)])
+
+
+@app.command("eval")
+@_friendly
+def eval_(beir: Path = typer.Option(..., "--beir", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv."),
+          mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
+          split: str = typer.Option("test", "--split"),
+          as_json: bool = typer.Option(False, "--json", help="One JSON object instead of a table.")) -> None:
+    """nDCG@10, Recall@100 and MRR@10 on a BEIR-format dataset."""
+    from .evaluate import evaluate_beir
+    from .search import SearchSettings
+
+    if mode is not None:
+        SearchSettings(mode=mode)
+    result = evaluate_beir(beir, split, mode, progress=True)
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    for key, value in result.items():
+        typer.echo(f"{key:>10}: {value}")
 
 
 def main() -> None:

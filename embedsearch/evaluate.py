@@ -95,3 +95,42 @@ def score_run(run: Mapping[str, Sequence[str]], qrels: Qrels) -> dict[str, float
     """Mean metrics over the judged queries; ``run`` maps query id to ranked document ids."""
     metrics = {"ndcg@10": ndcg_at, "recall@100": recall_at, "mrr@10": mrr_at}
     return {name: sum(fn(run.get(q, []), qrels[q]) for q in qrels) / len(qrels) for name, fn in metrics.items()}
+
+
+def rank_queries(index, queries: Mapping[str, str], mode: str | None = None, k: int = 100,
+                 progress: bool = False, batch: int = 32) -> dict[str, list[str]]:
+    """Ranked document ids per query id, from ``index.search_many``."""
+    ids = list(queries)
+    run: dict[str, list[str]] = {}
+    bar = None
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(ids), desc="queries", unit="q", file=sys.stderr)
+    for start in range(0, len(ids), batch):
+        part = ids[start:start + batch]
+        for qid, hits in zip(part, index.search_many([queries[q] for q in part], k, mode=mode)):
+            run[qid] = [h.id for h in hits]
+        if bar:
+            bar.update(len(part))
+    if bar:
+        bar.close()
+    return run
+
+
+def evaluate_beir(folder: str | Path, split: str = "test", mode: str | None = None, progress: bool = False,
+                  index_path: str | Path | None = None) -> dict[str, object]:
+    """Index a BEIR corpus (embeddings come from the cache after the first run) and score one split."""
+    import tempfile
+
+    from .index import Index
+
+    data = load_beir(folder, split)
+    with tempfile.TemporaryDirectory(prefix="embedsearch-eval-") as tmp:
+        index = Index.build(data.documents, index_path or Path(tmp) / "index", progress=progress)
+        mode = mode or index.search_settings.mode
+        metrics = score_run(rank_queries(index, data.queries, mode, progress=progress), data.qrels)
+    return {"dataset": data.name, "split": split, "mode": mode, "queries": len(data.qrels),
+            **{name: round(value, 4) for name, value in metrics.items()}}

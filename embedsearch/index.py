@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import filters as flt
+from . import lexical as lex
 from . import store
 from . import vectors as vec
 from .corpus import Document, FieldMap, Problem, read_sources
 from .docstore import DocumentStore, write_documents
 from .embed import DEFAULT_MODEL, EmbedSettings
 from .errors import InputError, ModelMismatchError
-from .search import Hit, check_query, dense_rows, to_hits
+from .search import Hit, Ranked, SearchSettings, check_query, dense_rows, fuse, to_hits, top_lexical
+
+if TYPE_CHECKING:
+    from .dedup import DedupSettings, DuplicateReport
 
 BUNDLED_NAME = "neurips2026"
 
@@ -45,6 +50,7 @@ class Index:
     @classmethod
     def build(cls, documents: Sequence[Document], path: str | Path, model: str = DEFAULT_MODEL,
               embed: EmbedSettings | None = None, vectors: vec.VectorSettings = vec.VectorSettings(),
+              lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
               progress: bool = False, sources: Sequence[str] = ()) -> "Index":
         """Embed ``documents`` (through the cache) and write a new index at ``path``, replacing any there."""
         from .embed import Embedder
@@ -55,14 +61,12 @@ class Index:
         embed = embed or EmbedSettings(model=model)
         embedder = Embedder(embed)
         matrix = _embed(embedder, documents, progress, "embedding")
-        with store.atomic_folder(path) as tmp:
-            write_documents(tmp, documents)
-            np.save(tmp / store.EMBEDDINGS, matrix)
-            index = vec.build(matrix, vectors)
-            vec.write(index, tmp / store.VECTORS)
-            store.write_manifest(tmp, store.new_manifest(
-                documents=len(documents), model=embedder.manifest_entry(), sources=[str(s) for s in sources],
-                index={"type": vec.kind_of(index), "settings": asdict(vectors)}))
+        index = vec.build(matrix, vectors)
+        manifest = store.new_manifest(
+            documents=len(documents), model=embedder.manifest_entry(), sources=[str(s) for s in sources],
+            index={"type": vec.kind_of(index), "settings": asdict(vectors)}, lexical=asdict(lexical),
+            search=asdict(search))
+        _write_version(path, documents, matrix, index, manifest)
         _export_query_encoder(embedder)
         return cls.load(path)
 
@@ -123,15 +127,45 @@ class Index:
         """Query vectors made exactly as this index's document vectors were."""
         return self.encoder.encode([check_query(t) for t in texts])
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """The ``k`` abstracts closest in meaning to a free-text query."""
-        return self.search_many([query], k)[0]
+    @property
+    def search_settings(self) -> SearchSettings:
+        return SearchSettings(**self.manifest.get("search", {}))
 
-    def search_many(self, queries: Sequence[str], k: int = 10) -> list[list[Hit]]:
-        """Answer many queries with one batched encode."""
+    @cached_property
+    def lexical(self) -> lex.LexicalIndex:
+        return lex.LexicalIndex(self.path)
+
+    def search(self, query: str, k: int = 10, mode: str | None = None,
+               filters: Sequence[str | flt.Filter] = ()) -> list[Hit]:
+        """The ``k`` abstracts that best match a free-text query (``mode``: hybrid, dense or lexical)."""
+        return self.search_many([query], k, mode, filters)[0]
+
+    def search_many(self, queries: Sequence[str], k: int = 10, mode: str | None = None,
+                    filters: Sequence[str | flt.Filter] = ()) -> list[list[Hit]]:
+        """Answer many queries with one batched encode; ``filters`` restrict by metadata (``year>=2024``)."""
         _check_k(k)
-        ranked = dense_rows(self.faiss_index, self.embeddings, self.encode(queries), k)
-        return [self._hits(r) for r in ranked]
+        settings = self.search_settings
+        if mode is not None:
+            settings = SearchSettings(**{**asdict(settings), "mode": mode})
+        queries = [check_query(q) for q in queries]
+        allowed = flt.allowed_rows(self.path, [f if isinstance(f, flt.Filter) else flt.Filter.parse(f)
+                                               for f in filters])
+        if settings.mode == "lexical":
+            return [self._hits([Ranked(r, s, None, s) for r, s in top_lexical(self.lexical.scores(q), k, allowed)])
+                    for q in queries]
+        vectors = self.encoder.encode(queries)
+        depth = k if settings.mode == "dense" else max(k, settings.candidates)
+        dense = dense_rows(self.faiss_index, self.embeddings, vectors, depth, allowed=allowed)
+        if settings.mode == "dense":
+            return [self._hits([Ranked(r, s, s, None) for r, s in ranked]) for ranked in dense]
+        results = []
+        for query, vector, ranked in zip(queries, vectors, dense):
+            bm25 = self.lexical.scores(query)
+            fused = fuse(ranked, top_lexical(bm25, depth, allowed),
+                         lambda rows: np.asarray(self.embeddings[rows], dtype=np.float32) @ vector,
+                         lambda rows: bm25[rows], k, settings)
+            results.append(self._hits(fused))
+        return results
 
     def similar(self, target: str, k: int = 10) -> list[Hit]:
         """Papers related to a document of the index (by id, itself excluded) or to a new abstract's text."""
@@ -143,15 +177,18 @@ class Index:
         if row is None:
             return self.similar_to_text(target, k)
         query = np.asarray(self.embeddings[row:row + 1])
-        return self._hits(dense_rows(self.faiss_index, self.embeddings, query, k, exclude=[row])[0])
+        return self._dense_hits(dense_rows(self.faiss_index, self.embeddings, query, k, exclude=[row])[0])
 
     def similar_to_text(self, text: str, k: int = 10) -> list[Hit]:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
         _check_k(k)
-        return self._hits(dense_rows(self.faiss_index, self.embeddings, self.encode([text]), k)[0])
+        return self._dense_hits(dense_rows(self.faiss_index, self.embeddings, self.encode([text]), k)[0])
 
-    def _hits(self, ranked: list[tuple[int, float]]) -> list[Hit]:
-        return to_hits(ranked, self.documents.get([row for row, _ in ranked]))
+    def _dense_hits(self, ranked: list[tuple[int, float]]) -> list[Hit]:
+        return self._hits([Ranked(r, s, s, None) for r, s in ranked])
+
+    def _hits(self, ranked: list[Ranked]) -> list[Hit]:
+        return to_hits(ranked, self.documents.get([r.row for r in ranked]))
 
     def info(self) -> dict[str, Any]:
         m = self.manifest
@@ -160,6 +197,22 @@ class Index:
                 "index_type": m["index"]["type"], "size_bytes": store.size_on_disk(self.path),
                 "built_at": m["built_at"], "updated_at": m["updated_at"], "format_version": m["format_version"],
                 "package_version": m["package_version"]}
+
+    def duplicates(self, settings: "DedupSettings | None" = None, against: "Index | None" = None,
+                   **overrides: Any) -> "DuplicateReport":
+        """Near-duplicate groups inside this index, or each abstract's matches in ``against`` (cross-set)."""
+        from .dedup import DedupSettings, find_duplicates, find_duplicates_against
+
+        settings = replace(settings or DedupSettings(), **overrides)
+        if len(self) == 0:
+            raise InputError(f"{self.path} is empty; add documents before looking for duplicates")
+        if against is None:
+            return find_duplicates(self, settings)
+        if against.manifest["model"]["fingerprint"] != self.manifest["model"]["fingerprint"]:
+            raise ModelMismatchError(
+                f"{against.path} was built with model {against.model_name!r} and {self.path} with "
+                f"{self.model_name!r}; rebuild one of them with the other's --model")
+        return find_duplicates_against(self, against, settings)
 
     # changes ------------------------------------------------------------------------------------
     def add(self, documents: Iterable[Document], progress: bool = False) -> "Index":
@@ -176,12 +229,7 @@ class Index:
         matrix = _embed(embedder, documents, progress, "embedding new")
         index = vec.read(self.path / store.VECTORS)
         vec.add(index, matrix)
-        with store.atomic_folder(self.path) as tmp:
-            write_documents(tmp, [*self.documents, *documents])
-            np.save(tmp / store.EMBEDDINGS, np.concatenate([np.asarray(self.embeddings), matrix]))
-            vec.write(index, tmp / store.VECTORS)
-            store.write_manifest(tmp, {**self.manifest, "documents": len(self) + len(documents),
-                                       "updated_at": store.new_manifest()["updated_at"]})
+        self._write([*self.documents, *documents], np.concatenate([np.asarray(self.embeddings), matrix]), index)
         return self._reload()
 
     def remove(self, ids: Iterable[str]) -> "Index":
@@ -197,14 +245,12 @@ class Index:
         matrix = np.asarray(self.embeddings[keep])
         settings = vec.VectorSettings(**self.manifest["index"]["settings"])
         index = vec.rebuild(self.faiss_index, matrix, settings)
-        kept_docs = (d for r, d in enumerate(self.documents) if r not in drop)
-        with store.atomic_folder(self.path) as tmp:
-            write_documents(tmp, kept_docs)
-            np.save(tmp / store.EMBEDDINGS, matrix)
-            vec.write(index, tmp / store.VECTORS)
-            store.write_manifest(tmp, {**self.manifest, "documents": len(keep),
-                                       "updated_at": store.new_manifest()["updated_at"]})
+        self._write([d for r, d in enumerate(self.documents) if r not in drop], matrix, index)
         return self._reload()
+
+    def _write(self, documents: list[Document], matrix: np.ndarray, index) -> None:
+        manifest = {**self.manifest, "documents": len(documents), "updated_at": store.new_manifest()["updated_at"]}
+        _write_version(self.path, documents, matrix, index, manifest)
 
     def _reload(self) -> "Index":
         fresh = Index.load(self.path)
@@ -248,6 +294,18 @@ def _embed(embedder, documents: Sequence[Document], progress: bool, label: str) 
 
     with tqdm(total=len(texts), desc=label, unit="doc", file=sys.stderr, dynamic_ncols=True) as bar:
         return embedder.embed(texts, progress=bar.update)
+
+
+def _write_version(path: Path, documents: list[Document], matrix: np.ndarray, index,
+                   manifest: dict[str, Any]) -> None:
+    """Write every part of an index into a fresh folder and swap it in atomically."""
+    with store.atomic_folder(path) as tmp:
+        write_documents(tmp, documents)
+        np.save(tmp / store.EMBEDDINGS, matrix)
+        vec.write(index, tmp / store.VECTORS)
+        lex.build(documents, tmp, lex.LexicalSettings(**manifest.get("lexical", {})))
+        flt.write(tmp, documents)
+        store.write_manifest(tmp, manifest)
 
 
 def _export_query_encoder(embedder) -> None:

@@ -115,11 +115,26 @@ def rebuild(index, vectors: np.ndarray, settings: VectorSettings):
     return build(vectors, VectorSettings(**{**settings.__dict__, "index_type": kind_of(index)}))
 
 
-def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` rows and scores for each query; missing slots have row -1."""
-    k = max(1, min(k, index.ntotal))
-    scores, rows = index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
-    return scores, rows
+def search(index, queries: np.ndarray, k: int,
+           allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` rows and scores per query, optionally only among rows where ``allowed`` is true;
+    missing slots have row -1."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    if allowed is None:
+        return index.search(queries, max(1, min(k, index.ntotal)))
+    faiss = _faiss()
+    ids = np.flatnonzero(allowed).astype(np.int64)
+    if len(ids) == 0:
+        return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
+    selector = faiss.IDSelectorBatch(ids)
+    kind = kind_of(index)
+    if kind == "hnsw":
+        params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(index.hnsw.efSearch, k))
+    elif kind == "ivfpq":
+        params = faiss.SearchParametersIVF(sel=selector, nprobe=faiss.extract_index_ivf(index).nprobe)
+    else:
+        params = faiss.SearchParameters(sel=selector)
+    return index.search(queries, max(1, min(k, len(ids))), params=params)
 
 
 def write(index, path: Path) -> None:

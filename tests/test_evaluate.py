@@ -47,3 +47,24 @@ def test_missing_files(tmp_path):
     make_beir(tmp_path / "b")
     with pytest.raises(InputError, match=r"qrels/train.tsv: missing"):
         load_beir(tmp_path / "b", split="train")
+
+
+def test_eval_command_on_a_tiny_beir_folder(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    root = tmp_path / "tiny"
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "Spikes", "text": "Spiking neural networks with first-spike timing."}\n'
+        '{"_id": "d2", "title": "Robots", "text": "Vision-language-action policies for robot arms."}\n'
+        '{"_id": "d3", "title": "Diffusion", "text": "Discrete diffusion language models."}\n')
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "robot arm policy"}\n'
+                                        '{"_id": "q2", "text": "spiking neurons"}\n')
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td1\t1\n")
+    result = json.loads(run_cli("eval", "--beir", str(root), "--json", check=True).stdout)
+    assert result == {"dataset": "tiny", "split": "test", "mode": "hybrid", "queries": 2,
+                      "ndcg@10": 1.0, "recall@100": 1.0, "mrr@10": 1.0}
+    bad = run_cli("eval", "--beir", str(root), "--split", "dev")
+    assert bad.returncode == 2 and "qrels/dev.tsv: missing" in bad.stderr

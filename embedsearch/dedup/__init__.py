@@ -1,0 +1,18 @@
+"""Near-duplicate detection: candidates from the vector index, lexical evidence, verdicts, groups."""
+
+from . import candidates
+from .report import Candidate, DedupSettings, DuplicateGroup, DuplicatePair, DuplicateReport
+
+
+def find_duplicates(index, settings: DedupSettings = DedupSettings()) -> DuplicateReport:
+    """Groups of near-duplicate abstracts inside one index."""
+    return DuplicateReport.from_candidates(candidates.within(index, settings), settings)
+
+
+def find_duplicates_against(new, reference, settings: DedupSettings = DedupSettings()) -> DuplicateReport:
+    """Matches of each abstract in ``new`` within ``reference``; a group keeps the reference record."""
+    return DuplicateReport.from_candidates(candidates.across(new, reference, settings), settings)
+
+
+__all__ = ["Candidate", "DedupSettings", "DuplicateGroup", "DuplicatePair", "DuplicateReport", "find_duplicates",
+           "find_duplicates_against"]

@@ -1,0 +1,82 @@
+"""Candidate pairs from the vector index (k nearest neighbours, never all pairs), re-scored with
+exact cosines from the stored embeddings, plus exact matches found by hashing normalised text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..search import dense_rows
+from .evidence import Shingled, overlap, shared_passages, text_hash
+from .report import Candidate, DedupSettings
+
+_CHUNK = 2048
+
+
+def _neighbours(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int, floor: float,
+                exclude_self: bool, offset: int) -> Iterator[tuple[int, int, float]]:
+    for start in range(0, len(queries), _CHUNK):
+        block = np.asarray(queries[start:start + _CHUNK], dtype=np.float32)
+        rows = list(range(offset + start, offset + start + len(block)))
+        ranked = dense_rows(faiss_index, embeddings, block, k, exclude=rows if exclude_self else None)
+        for q, hits in zip(rows, ranked):
+            for row, cosine in hits:
+                if cosine >= floor:
+                    yield q, row, cosine
+
+
+def within(index, settings: DedupSettings) -> list[Candidate]:
+    """Scored candidate pairs inside one index."""
+    pairs: dict[tuple[int, int], float] = {}
+    for q, row, cosine in _neighbours(index.faiss_index, index.embeddings, index.embeddings,
+                                      settings.neighbours, settings.floor, True, 0):
+        pairs[(min(q, row), max(q, row))] = cosine
+    hashes: dict[bytes, int] = {}
+    for row, doc in enumerate(index.documents):
+        first = hashes.setdefault(text_hash(doc.text), row)
+        if first != row and (first, row) not in pairs:
+            pairs[(first, row)] = float(np.dot(index.embeddings[first], index.embeddings[row]))
+    return _score(pairs, index.documents, index.documents, settings, (0, 0))
+
+
+def across(new, reference, settings: DedupSettings) -> list[Candidate]:
+    """Scored pairs between a set of new abstracts (``a``) and a reference corpus (``b``)."""
+    pairs: dict[tuple[int, int], float] = {}
+    for q, row, cosine in _neighbours(reference.faiss_index, reference.embeddings, new.embeddings,
+                                      settings.neighbours, settings.floor, False, 0):
+        pairs[(q, row)] = cosine
+    ref_hashes: dict[bytes, int] = {}
+    for row, doc in enumerate(reference.documents):
+        ref_hashes.setdefault(text_hash(doc.text), row)
+    for row, doc in enumerate(new.documents):
+        match = ref_hashes.get(text_hash(doc.text))
+        if match is not None and (row, match) not in pairs:
+            pairs[(row, match)] = float(np.dot(new.embeddings[row], reference.embeddings[match]))
+    return _score(pairs, new.documents, reference.documents, settings, (1, 0))
+
+
+def _score(pairs: dict[tuple[int, int], float], docs_a, docs_b, settings: DedupSettings,
+           sides: tuple[int, int]) -> list[Candidate]:
+    texts = {0: _texts(docs_a, sorted({a for a, _ in pairs})), 1: _texts(docs_b, sorted({b for _, b in pairs}))}
+    shingled: dict[tuple[int, int], Shingled] = {}
+
+    def shingles(side: int, row: int) -> Shingled:
+        key = (0 if docs_b is docs_a else side, row)
+        if key not in shingled:
+            shingled[key] = Shingled.of(texts[side][row], settings.shingle)
+        return shingled[key]
+
+    out = []
+    for (a, b), cosine in sorted(pairs.items()):
+        sa, sb = shingles(0, a), shingles(1, b)
+        share = overlap(sa, sb)
+        exact = text_hash(sa.text) == text_hash(sb.text)
+        passages = tuple(shared_passages(sa, sb)) if share > 0 else ()
+        out.append(Candidate(docs_a.ids[a], docs_b.ids[b], float(min(cosine, 1.0)), share, exact, passages,
+                             (sides[0], a), (sides[1], b)))
+    return out
+
+
+def _texts(docs, rows: list[int]) -> dict[int, str]:
+    return dict(zip(rows, (d.text for d in docs.get(rows))))

@@ -1,0 +1,52 @@
+"""Lexical evidence for a candidate pair: exact match after normalising, word-shingle overlap,
+and the longest passages the two texts share."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+_WORD = re.compile(r"\w+")
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def normalise(text: str) -> str:
+    """Text with case, punctuation and whitespace differences removed."""
+    return _NOT_WORD.sub(" ", text.casefold()).strip()
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.blake2b(normalise(text).encode(), digest_size=16).digest()
+
+
+@dataclass(frozen=True)
+class Shingled:
+    """A text's words (with character spans, for quoting) and its set of hashed word n-grams."""
+
+    text: str
+    words: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]
+    shingles: frozenset[int]
+
+    @classmethod
+    def of(cls, text: str, size: int = 5) -> "Shingled":
+        matches = list(_WORD.finditer(text))
+        words = tuple(m.group().casefold() for m in matches)
+        n = min(size, len(words)) or 1
+        grams = frozenset(hash(words[i:i + n]) for i in range(max(1, len(words) - n + 1)))
+        return cls(text, words, tuple(m.span() for m in matches), grams)
+
+
+def overlap(a: Shingled, b: Shingled) -> float:
+    """Containment: the share of the shorter text's shingles found in the other (1.0 = fully contained)."""
+    smaller = min(len(a.shingles), len(b.shingles))
+    return len(a.shingles & b.shingles) / smaller if smaller else 0.0
+
+
+def shared_passages(a: Shingled, b: Shingled, min_words: int = 8, most: int = 3) -> list[str]:
+    """The longest word runs the two texts have in common, quoted from the first text."""
+    blocks = SequenceMatcher(None, a.words, b.words, autojunk=False).get_matching_blocks()
+    longest = sorted((blk for blk in blocks if blk.size >= min_words), key=lambda blk: (-blk.size, blk.a))[:most]
+    return [a.text[a.spans[blk.a][0]:a.spans[blk.a + blk.size - 1][1]] for blk in longest]

@@ -1,0 +1,149 @@
+"""Verdicts, groups and the report: dataclasses that carry their evidence, re-cut without recomputing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from ..errors import InputError
+from .groups import connected
+
+VERDICTS = ("exact", "near-identical", "reworded")
+
+
+@dataclass(frozen=True)
+class DedupSettings:
+    """When a candidate pair is a duplicate. Defaults were chosen on a planted-edit dev set over
+    SciFact abstracts and checked on a separate test set and on the bundled corpus (benchmarks/README.md).
+
+    - ``threshold``: cosine at which two abstracts are duplicates on meaning alone (heavy rewording).
+    - ``min_cosine``: cosine a pair needs before lexical overlap can make it a duplicate.
+    - ``min_overlap``: share of the shorter abstract's word 5-grams that must appear in the other.
+    - ``near_identical``: overlap from which a duplicate is called near-identical rather than reworded.
+    - ``neighbours``: nearest neighbours per abstract examined as candidates (never all pairs).
+    - ``floor``: lowest cosine kept as a candidate, so a report can be re-cut down to it.
+    """
+
+    threshold: float = 0.95
+    min_cosine: float = 0.80
+    min_overlap: float = 0.50
+    near_identical: float = 0.80
+    neighbours: int = 10
+    floor: float = 0.60
+    shingle: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("threshold", "min_cosine", "min_overlap", "near_identical", "floor"):
+            value = getattr(self, name)
+            if not 0 <= value <= 1:
+                raise InputError(f"{name.replace('_', '-')} must be between 0 and 1, got {value}")
+        if self.neighbours < 1:
+            raise InputError(f"neighbours must be at least 1, got {self.neighbours}")
+
+    def verdict(self, cosine: float, overlap: float, exact: bool) -> str | None:
+        if exact:
+            return "exact"
+        if cosine >= self.min_cosine and overlap >= self.near_identical:
+            return "near-identical"
+        if cosine >= self.threshold or (cosine >= self.min_cosine and overlap >= self.min_overlap):
+            return "reworded"
+        return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A scored pair from the vector index: ``a`` and ``b`` are ids, ``a_order``/``b_order`` their corpus order."""
+
+    a: str
+    b: str
+    cosine: float
+    overlap: float
+    exact: bool
+    passages: tuple[str, ...]
+    a_order: tuple[int, int]
+    b_order: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    a: str
+    b: str
+    cosine: float
+    overlap: float
+    verdict: str
+    passages: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "cosine": round(self.cosine, 4), "overlap": round(self.overlap, 4),
+                "verdict": self.verdict, "passages": list(self.passages)}
+
+
+@dataclass(frozen=True)
+class DuplicateGroup:
+    """Records that are one submission; ``kept`` is the first of them in corpus order."""
+
+    kept: str
+    members: tuple[str, ...]
+    pairs: tuple[DuplicatePair, ...]
+
+    @property
+    def absorbed(self) -> tuple[str, ...]:
+        return tuple(m for m in self.members if m != self.kept)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kept": self.kept, "members": list(self.members), "pairs": [p.to_json() for p in self.pairs]}
+
+
+@dataclass(frozen=True)
+class DuplicateReport:
+    """Duplicate groups with their evidence; ``recut`` applies other thresholds to the same candidates."""
+
+    settings: DedupSettings
+    candidates: tuple[Candidate, ...] = field(repr=False)
+    groups: tuple[DuplicateGroup, ...] = ()
+
+    @classmethod
+    def from_candidates(cls, candidates: Sequence[Candidate], settings: DedupSettings) -> "DuplicateReport":
+        edges = []
+        for c in candidates:
+            verdict = settings.verdict(c.cosine, c.overlap, c.exact)
+            if verdict is not None:
+                edges.append((c.a_order, c.b_order, DuplicatePair(c.a, c.b, c.cosine, c.overlap, verdict, c.passages)))
+        return cls(settings, tuple(candidates), _groups(edges))
+
+    def recut(self, **changes: Any) -> "DuplicateReport":
+        """The same candidates judged with other settings (``threshold``, ``min_overlap``...), nothing recomputed."""
+        settings = replace(self.settings, **changes)
+        if settings.floor < self.settings.floor or settings.neighbours != self.settings.neighbours:
+            raise InputError("floor and neighbours decide which candidates exist; run dedup again to change them")
+        return DuplicateReport.from_candidates(self.candidates, settings)
+
+    @property
+    def pairs(self) -> list[DuplicatePair]:
+        return [p for g in self.groups for p in g.pairs]
+
+    def kept_map(self) -> dict[str, tuple[str, ...]]:
+        """Each kept id and the ids it absorbs."""
+        return {g.kept: g.absorbed for g in self.groups}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"groups": [g.to_json() for g in self.groups]}
+
+    def settings_json(self) -> dict[str, Any]:
+        return asdict(self.settings)
+
+
+def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]]) -> tuple[DuplicateGroup, ...]:
+    """Group records by union-find over their corpus-order keys (ids may repeat across two sets)."""
+    id_of = {}
+    for key_a, key_b, pair in edges:
+        id_of[key_a], id_of[key_b] = pair.a, pair.b
+    components = connected((a, b) for a, b, _ in edges)
+    member_of = {key: i for i, comp in enumerate(components) for key in comp}
+    grouped: list[list[DuplicatePair]] = [[] for _ in components]
+    for key_a, _, pair in edges:
+        grouped[member_of[key_a]].append(pair)
+    return tuple(DuplicateGroup(id_of[comp[0]], tuple(id_of[k] for k in comp),
+                                tuple(sorted(ps, key=lambda p: (-p.cosine, p.a, p.b))))
+                 for comp, ps in zip(components, grouped))
