@@ -268,6 +268,69 @@ def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
                 typer.echo(f"    shared: \"{quote[:100]}{'…' if len(quote) > 100 else ''}\"")
 
 
+def _topic_settings(min_size, seed, assign_outliers):
+    from .topics import TopicSettings
+
+    return TopicSettings(min_size=min_size, seed=seed, assign_outliers=assign_outliers)
+
+
+MinSizeOpt = typer.Option(None, "--min-size", help="Smallest topic (default scales with corpus size).")
+SeedOpt = typer.Option(42, "--seed", help="Random seed: same index + seed gives identical topics.")
+
+
+@app.command()
+@_friendly
+def topics(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt, min_size: Optional[int] = MinSizeOpt,
+           seed: int = SeedOpt, level: int = typer.Option(0, "--level", help="0 = finest; higher = broader."),
+           assign_outliers: bool = typer.Option(False, "--assign-outliers",
+                                                help="Attach unassigned papers to their nearest topic."),
+           query: Optional[str] = typer.Option(None, "--query", help="List the topics nearest this query.")) -> None:
+    """Topics of an index: label, size, keywords, representative and member papers."""
+    idx = _open(index)
+    model = idx.topics(_topic_settings(min_size, seed, assign_outliers))
+    if query is not None:
+        nearest = model.nearest(idx.encode([query])[0], level)
+        if as_json:
+            typer.echo(json.dumps({"query": query, "topics": [{**t.to_json(), "cosine": round(s, 4)}
+                                                              for t, s in nearest]}, ensure_ascii=False))
+        for topic, score in ([] if as_json else nearest):
+            typer.echo(f"{score:.3f}  topic {topic.id} ({topic.size} papers): {topic.label}")
+        return
+    if as_json:
+        typer.echo(json.dumps(model.to_json(level), ensure_ascii=False))
+        return
+    shown = model.topics(level)
+    typer.echo(f"{len(shown)} topics at level {level} (levels 0-{len(model.levels) - 1}); "
+               f"{len(model.unassigned(level))} of {len(idx)} papers unassigned")
+    if model.attached:
+        typer.echo(f"{len(model.attached)} unassigned papers were attached to their nearest topic (--assign-outliers)")
+    docs = {d.id: d for d in idx.documents.get([idx.documents.row_of[r] for t in shown for r in t.representatives])}
+    for topic in shown:
+        parent = f", inside topic {topic.parent} at level {level + 1}" if topic.parent is not None else ""
+        typer.echo(f"\ntopic {topic.id}: {topic.label}  ({topic.size} papers{parent})")
+        typer.echo(f"  keywords: {', '.join(topic.keywords[:8])}")
+        for rep in topic.representatives:
+            typer.echo(f"  - {rep}: {docs[rep].title or docs[rep].first_sentence(110)}")
+
+
+@app.command("map")
+@_friendly
+def map_(index: Optional[Path] = IndexOpt, out: Path = typer.Option(Path("map.html"), "--out"),
+         png: bool = typer.Option(False, "--png", help="Also write a static PNG next to the HTML."),
+         min_size: Optional[int] = MinSizeOpt, seed: int = SeedOpt,
+         level: int = typer.Option(0, "--level")) -> None:
+    """An interactive, self-contained HTML topic map (works offline); --png adds a static image."""
+    from .topics.maps import write_html, write_png
+
+    idx = _open(index)
+    model = idx.topics(_topic_settings(min_size, seed, False))
+    title = f"{idx.path.name}: {len(idx)} papers, {len(model.topics(level))} topics"
+    written = [write_html(model, list(idx.documents), out, title, level)]
+    if png:
+        written.append(write_png(model, out.with_suffix(".png"), title, level))
+    typer.echo("wrote " + " and ".join(str(p) for p in written), err=True)
+
+
 def _write_pairs_csv(report, path: Path) -> None:
     import csv
 

@@ -28,16 +28,14 @@ _BUNDLED_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
 
 @dataclass(frozen=True)
 class EmbedSettings:
-    """How documents become vectors. ``max_windows=1`` truncates at the model's window."""
+    """How documents become vectors. ``max_windows=1`` truncates at the model's window;
+    ``tail_weight`` scales the windows after the first (see ``windows.py``)."""
 
     model: str = DEFAULT_MODEL
     batch_size: int = 32
     max_windows: int = 8
+    tail_weight: float = 0.25
     device: str | None = None  # None: the library picks (a GPU when there is one)
-
-    def tag(self) -> str:
-        """What, besides the model weights, changes the vectors (part of the cache key)."""
-        return f"windows={self.max_windows}"
 
 
 def resolve_model(name: str) -> str:
@@ -91,19 +89,28 @@ def model_info(model: "SentenceTransformer") -> dict:
             "max_seq_length": int(model.max_seq_length), "fingerprint": model_fingerprint(model)}
 
 
-def embed_batch(texts: Sequence[str], model: "SentenceTransformer",
-                settings: EmbedSettings = EmbedSettings()) -> np.ndarray:
-    """Embed texts to unit float32 vectors, averaging windows of long texts."""
-    if not texts:
-        return np.zeros((0, _dimension(model)), dtype=np.float32)
+def split(texts: Sequence[str], model: "SentenceTransformer",
+          settings: EmbedSettings) -> tuple[list[str], list[int], list[float]]:
+    """Window strings for ``texts`` with their owners and pooling weights (see ``windows.py``)."""
     tokenizer = model.tokenizer
     max_tokens = model.max_seq_length - tokenizer.num_special_tokens_to_add()
     encoded = tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True,
                         truncation=False, verbose=False)
-    pieces, owners, weights = split_texts(texts, encoded["offset_mapping"], max_tokens, settings.max_windows)
-    vectors = model.encode(pieces, batch_size=settings.batch_size, normalize_embeddings=True,
-                           convert_to_numpy=True, show_progress_bar=False)
-    return pool_windows(vectors, owners, weights, len(texts))
+    return split_texts(texts, encoded["offset_mapping"], max_tokens, settings.max_windows, settings.tail_weight)
+
+
+def encode_pieces(pieces: Sequence[str], model: "SentenceTransformer", settings: EmbedSettings) -> np.ndarray:
+    return model.encode(list(pieces), batch_size=settings.batch_size, normalize_embeddings=True,
+                        convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+
+
+def embed_batch(texts: Sequence[str], model: "SentenceTransformer",
+                settings: EmbedSettings = EmbedSettings()) -> np.ndarray:
+    """Embed texts to unit float32 vectors, pooling the windows of long texts. Pure: no cache, no I/O."""
+    if not texts:
+        return np.zeros((0, _dimension(model)), dtype=np.float32)
+    pieces, owners, weights = split(texts, model, settings)
+    return pool_windows(encode_pieces(pieces, model, settings), owners, weights, len(texts))
 
 
 def text_key(text: str) -> bytes:
@@ -111,7 +118,7 @@ def text_key(text: str) -> bytes:
 
 
 class Embedder:
-    """Embeds texts through the cache: only texts never seen with this model and settings are computed."""
+    """Embeds texts through the cache: a window string the model has seen before is never encoded again."""
 
     def __init__(self, settings: EmbedSettings = EmbedSettings(), cache_dir: Path | None = None):
         from .cache import EmbeddingCache, default_cache_dir
@@ -120,8 +127,7 @@ class Embedder:
         self.model = load_model(settings.model, settings.device)
         self.info = model_info(self.model)
         self.fingerprint = self.info["fingerprint"]
-        self.cache = EmbeddingCache(cache_dir or default_cache_dir(), f"{self.fingerprint}-{settings.tag()}",
-                                    self.info["dimension"])
+        self.cache = EmbeddingCache(cache_dir or default_cache_dir(), self.fingerprint, self.info["dimension"])
         self.computed = 0
 
     def manifest_entry(self) -> dict:
@@ -129,23 +135,25 @@ class Embedder:
 
     def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None,
               chunk: int = 256) -> np.ndarray:
-        """Vectors for ``texts`` in order; ``progress`` is called with the number of texts done."""
-        keys = [text_key(t) for t in texts]
+        """Vectors for ``texts`` in order; ``progress`` is called with the number of texts done.
+        ``computed`` counts the texts that needed the model."""
         out = np.zeros((len(texts), self.info["dimension"]), dtype=np.float32)
-        found = self.cache.get_many(keys)
-        missing = [i for i, k in enumerate(keys) if k not in found]
-        for i, k in enumerate(keys):
-            if k in found:
-                out[i] = found[k]
-        if progress and len(texts) > len(missing):
-            progress(len(texts) - len(missing))
-        for start in range(0, len(missing), chunk):
-            rows = missing[start:start + chunk]
-            vectors = embed_batch([texts[i] for i in rows], self.model, self.settings)
-            out[rows] = vectors
-            self.cache.put_many([keys[i] for i in rows], vectors)
-            self.computed += len(rows)
+        for start in range(0, len(texts), chunk):
+            part = texts[start:start + chunk]
+            pieces, owners, weights = split(part, self.model, self.settings)
+            keys = [text_key(p) for p in pieces]
+            found = self.cache.get_many(keys)
+            missing = [i for i, k in enumerate(keys) if k not in found]
+            vectors = np.zeros((len(pieces), self.info["dimension"]), dtype=np.float32)
+            for i, k in enumerate(keys):
+                if k in found:
+                    vectors[i] = found[k]
+            if missing:
+                fresh = encode_pieces([pieces[i] for i in missing], self.model, self.settings)
+                vectors[missing] = fresh
+                self.cache.put_many([keys[i] for i in missing], fresh)
+                self.computed += len({owners[i] for i in missing})
+            out[start:start + len(part)] = pool_windows(vectors, owners, weights, len(part))
             if progress:
-                progress(len(rows))
+                progress(len(part))
         return out
-

@@ -23,6 +23,7 @@ from .search import Hit, Ranked, SearchSettings, check_query, dense_rows, fuse, 
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport
+    from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"
 
@@ -61,13 +62,29 @@ class Index:
         embed = embed or EmbedSettings(model=model)
         embedder = Embedder(embed)
         matrix = _embed(embedder, documents, progress, "embedding")
-        index = vec.build(matrix, vectors)
+        cls.from_embeddings(documents, matrix, path, embedder.manifest_entry(), vectors, lexical, search, sources)
+        _export_query_encoder(embedder)
+        return cls.load(path)
+
+    @classmethod
+    def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
+                        model: dict[str, Any], vectors: vec.VectorSettings = vec.VectorSettings(),
+                        lexical: lex.LexicalSettings = lex.LexicalSettings(),
+                        search: SearchSettings = SearchSettings(), sources: Sequence[str] = ()) -> "Index":
+        """Write an index from vectors computed elsewhere (a distributed job, another cache).
+
+        ``model`` is the manifest entry of the model that made them (``Embedder.manifest_entry()``).
+        """
+        documents = list(documents)
+        _check_unique(documents)
+        if embeddings.shape[0] != len(documents):
+            raise InputError(f"{embeddings.shape[0]} vectors for {len(documents)} documents")
+        index = vec.build(embeddings, vectors)
         manifest = store.new_manifest(
-            documents=len(documents), model=embedder.manifest_entry(), sources=[str(s) for s in sources],
+            documents=len(documents), model=model, sources=[str(s) for s in sources],
             index={"type": vec.kind_of(index), "settings": asdict(vectors)}, lexical=asdict(lexical),
             search=asdict(search))
-        _write_version(path, documents, matrix, index, manifest)
-        _export_query_encoder(embedder)
+        _write_version(Path(path), documents, embeddings, index, manifest)
         return cls.load(path)
 
     @classmethod
@@ -94,7 +111,12 @@ class Index:
         """The bundled NeurIPS 2026 corpus, built on first use."""
         path = Path(path) if path else store.default_home() / BUNDLED_NAME
         if (path / store.MANIFEST).exists():
-            return cls.load(path)
+            try:
+                index = cls.load(path)
+                if index.manifest.get("package_version") == store.package_version():
+                    return index
+            except store.IndexStoreError:
+                pass  # an older or damaged copy of package data: rebuild it (embeddings come from the cache)
         return cls.from_sources(bundled_sources(), path, progress=progress)
 
     # queries ------------------------------------------------------------------------------------
@@ -121,7 +143,8 @@ class Index:
         from .query_encoder import query_encoder
 
         entry = self.manifest["model"]
-        return query_encoder(entry["name"], entry["fingerprint"], entry["settings"]["max_windows"])
+        settings = EmbedSettings(**entry["settings"])
+        return query_encoder(entry["name"], entry["fingerprint"], settings.max_windows, settings.tail_weight)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors made exactly as this index's document vectors were."""
@@ -197,6 +220,12 @@ class Index:
                 "index_type": m["index"]["type"], "size_bytes": store.size_on_disk(self.path),
                 "built_at": m["built_at"], "updated_at": m["updated_at"], "format_version": m["format_version"],
                 "package_version": m["package_version"]}
+
+    def topics(self, settings: "TopicSettings | None" = None, **overrides: Any) -> "TopicModel":
+        """Topics of this index (UMAP + HDBSCAN), fitted once per index version and settings, then reused."""
+        from .topics import TopicSettings, fit
+
+        return fit(self, replace(settings or TopicSettings(), **overrides))
 
     def duplicates(self, settings: "DedupSettings | None" = None, against: "Index | None" = None,
                    **overrides: Any) -> "DuplicateReport":

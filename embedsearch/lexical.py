@@ -29,11 +29,11 @@ class LexicalSettings:
     """BM25 parameters and text processing (tuned on SciFact's train split, see benchmarks)."""
 
     k1: float = 1.2
-    b: float = 0.75
+    b: float = 0.6
     method: str = "lucene"
     stemmer: str | None = "english"
     stopwords: bool = True
-    title_weight: int = 1
+    title_weight: int = 2
 
 
 class Tokenizer:

@@ -101,12 +101,13 @@ def export_onnx(model: "SentenceTransformer", fingerprint: str) -> Path | None:
 class OnnxQueryEncoder:
     """Encodes queries exactly as ``embed.embed_batch`` does, without torch."""
 
-    def __init__(self, folder: Path, max_windows: int, threads: int | None = None):
+    def __init__(self, folder: Path, max_windows: int, tail_weight: float, threads: int | None = None):
         import onnxruntime
         from tokenizers import Tokenizer
 
         self.config = json.loads((folder / "config.json").read_text())
         self.max_windows = max_windows
+        self.tail_weight = tail_weight
         self._raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._raw.no_truncation()
         self._raw.no_padding()
@@ -123,7 +124,7 @@ class OnnxQueryEncoder:
         texts = [t.lower() for t in texts] if self.config["lowercase"] else list(texts)
         offsets = [e.offsets for e in self._raw.encode_batch(texts, add_special_tokens=False)]
         max_tokens = self.config["max_seq_length"] - self.config["special_tokens"]
-        pieces, owners, weights = split_texts(texts, offsets, max_tokens, self.max_windows)
+        pieces, owners, weights = split_texts(texts, offsets, max_tokens, self.max_windows, self.tail_weight)
         vectors = np.concatenate([self._run(pieces[i:i + batch_size]) for i in range(0, len(pieces), batch_size)])
         return pool_windows(vectors, owners, weights, len(texts))
 
@@ -144,11 +145,11 @@ class OnnxQueryEncoder:
 class TorchQueryEncoder:
     """Fallback for models the ONNX path does not cover: the bulk embedder itself."""
 
-    def __init__(self, model: "SentenceTransformer", max_windows: int):
+    def __init__(self, model: "SentenceTransformer", max_windows: int, tail_weight: float):
         from .embed import EmbedSettings
 
         self.model = model
-        self.settings = EmbedSettings(max_windows=max_windows)
+        self.settings = EmbedSettings(max_windows=max_windows, tail_weight=tail_weight)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         from .embed import embed_batch
@@ -157,11 +158,11 @@ class TorchQueryEncoder:
 
 
 @lru_cache(maxsize=4)
-def query_encoder(model_name: str, fingerprint: str, max_windows: int) -> QueryEncoder:
+def query_encoder(model_name: str, fingerprint: str, max_windows: int, tail_weight: float) -> QueryEncoder:
     """The fastest encoder that reproduces the index's vectors: the cached ONNX export, else torch."""
     folder = export_dir(fingerprint)
     if (folder / "config.json").exists():
-        return OnnxQueryEncoder(folder, max_windows)
+        return OnnxQueryEncoder(folder, max_windows, tail_weight)
     from .embed import load_model, model_fingerprint
 
     model = load_model(model_name)
@@ -171,4 +172,6 @@ def query_encoder(model_name: str, fingerprint: str, max_windows: int) -> QueryE
             f"model {model_name!r} on this machine (fingerprint {actual}) is not the one the index was "
             f"built with ({fingerprint}); install that model or rebuild the index with `embedsearch build`")
     exported = export_onnx(model, fingerprint)
-    return OnnxQueryEncoder(exported, max_windows) if exported else TorchQueryEncoder(model, max_windows)
+    if exported:
+        return OnnxQueryEncoder(exported, max_windows, tail_weight)
+    return TorchQueryEncoder(model, max_windows, tail_weight)

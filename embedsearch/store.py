@@ -23,6 +23,8 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 EMBEDDINGS = "embeddings.npy"
 VECTORS = "vectors.faiss"
+REQUIRED = ("documents.jsonl", "documents.offsets.npy", "ids.json", EMBEDDINGS, VECTORS, "lexical/config.json",
+            "metadata.parquet")
 
 
 def package_version() -> str:
@@ -63,7 +65,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
     if version > FORMAT_VERSION:
         raise IndexStoreError(f"{path}: index format {version} is newer than this embedsearch reads "
                               f"({FORMAT_VERSION}); upgrade with `pip install -U embedsearch`")
-    for name in (EMBEDDINGS, VECTORS):
+    for name in REQUIRED:
         if not (path / name).exists():
             raise IndexStoreError(f"{path}: {name} is missing; rebuild with `embedsearch build`")
     return manifest

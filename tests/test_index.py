@@ -18,11 +18,13 @@ def test_search_finds_the_paper_about_the_query(bundled_index):
         hits[0].score = 1.0
 
 
-def test_scores_are_cosines(bundled_index):
-    hit = bundled_index.search(VLA, 1)[0]
-    row = bundled_index.documents.row_of[hit.id]
+def test_dense_scores_are_cosines_and_hybrid_hits_carry_them(bundled_index):
     query = bundled_index.encode([VLA])[0]
-    assert hit.score == pytest.approx(float(bundled_index.embeddings[row] @ query), abs=1e-5)
+    for mode in ("dense", "hybrid"):
+        hit = bundled_index.search(VLA, 1, mode=mode)[0]
+        row = bundled_index.documents.row_of[hit.id]
+        assert hit.cosine == pytest.approx(float(bundled_index.embeddings[row] @ query), abs=1e-5)
+    assert bundled_index.search(VLA, 1, mode="dense")[0].score == hit.cosine
 
 
 def test_similar_by_id_excludes_the_paper_itself(bundled_index):
@@ -59,7 +61,7 @@ def test_add_and_remove_change_results_without_reembedding(index_copy, monkeypat
 
     import embedsearch.embed as embed
 
-    monkeypatch.setattr(embed, "embed_batch", lambda *a, **k: pytest.fail("remove must not embed"))
+    monkeypatch.setattr(embed, "encode_pieces", lambda *a, **k: pytest.fail("remove must not embed"))
     index_copy.remove(["new-1", "001_d172d3709162399d:3"])
     reloaded = Index.load(index_copy.path)
     assert len(reloaded) == 56
@@ -71,8 +73,8 @@ def test_add_embeds_only_new_text(index_copy, monkeypatch):
     import embedsearch.embed as embed
 
     seen = []
-    real = embed.embed_batch
-    monkeypatch.setattr(embed, "embed_batch", lambda texts, *a, **k: seen.extend(texts) or real(texts, *a, **k))
+    real = embed.encode_pieces
+    monkeypatch.setattr(embed, "encode_pieces", lambda texts, *a, **k: seen.extend(texts) or real(texts, *a, **k))
     index_copy.add([Document("n2", "A genuinely new abstract about sparse autoencoders for interpretability.")])
     assert seen == ["A genuinely new abstract about sparse autoencoders for interpretability."]
 

@@ -9,8 +9,8 @@ def test_onnx_query_vectors_match_sentence_transformers(model, bundled_docs):
     assert folder is not None and (folder / "model.onnx").exists()
     texts = ["spiking neural networks", "CTMC discrete diffusion", "VLA robot manipulation policies",
              bundled_docs[0].text, bundled_docs[5].text]
-    fast = OnnxQueryEncoder(folder, max_windows=8).encode(texts)
-    slow = embed_batch(texts, model, EmbedSettings(max_windows=8))
+    fast = OnnxQueryEncoder(folder, max_windows=8, tail_weight=0.25).encode(texts)
+    slow = embed_batch(texts, model, EmbedSettings(max_windows=8, tail_weight=0.25))
     cosines = (fast * slow).sum(axis=1)
     assert cosines.min() >= 0.999, cosines
 
@@ -18,6 +18,6 @@ def test_onnx_query_vectors_match_sentence_transformers(model, bundled_docs):
 def test_onnx_handles_truncate_mode_too(model, bundled_docs):
     folder = export_onnx(model, model_fingerprint(model))
     long_text = max((d.text for d in bundled_docs), key=len)
-    fast = OnnxQueryEncoder(folder, max_windows=1).encode([long_text])
+    fast = OnnxQueryEncoder(folder, max_windows=1, tail_weight=0.25).encode([long_text])
     slow = embed_batch([long_text], model, EmbedSettings(max_windows=1))
     assert float((fast * slow).sum()) >= 0.999

@@ -12,10 +12,23 @@ def test_minmax_fusion_on_a_hand_checked_example():
     cos = {0: 0.9, 1: 0.5, 2: 0.1, 3: 0.3}
     bm = {0: 0.0, 1: 0.0, 2: 10.0, 3: 5.0}
     ranked = fuse(dense, lexical, lambda r: np.array([cos[i] for i in r]), lambda r: np.array([bm[i] for i in r]),
-                  4, SearchSettings(dense_weight=0.5))
+                  4, SearchSettings(fusion="minmax", dense_weight=0.5))
     # dense scaled over [0.1, 0.9]: 0->1, 1->0.5, 2->0, 3->0.25; lexical over [0, 10]: 2->1, 3->0.5, 0,1->0
     assert [(r.row, round(r.score, 3)) for r in ranked] == [(0, 0.5), (2, 0.5), (3, 0.375), (1, 0.25)]
     assert ranked[0].cosine == 0.9 and ranked[1].bm25 == 10.0
+
+
+def test_max_scaled_fusion_is_the_default_and_hand_checked():
+    dense = [(0, 0.8), (1, 0.4)]
+    lexical = [(1, 10.0), (2, 5.0)]
+    cos = {0: 0.8, 1: 0.4, 2: -0.1}
+    bm = {0: 0.0, 1: 10.0, 2: 5.0}
+    settings = SearchSettings()
+    assert (settings.fusion, settings.dense_weight) == ("max", 0.6)
+    ranked = fuse(dense, lexical, lambda r: np.array([cos[i] for i in r]), lambda r: np.array([bm[i] for i in r]),
+                  3, settings)
+    # dense / 0.8: 0->1, 1->0.5, 2->0 (negative cosine floored); lexical / 10: 1->1, 2->0.5, 0->0
+    assert [(r.row, round(r.score, 3)) for r in ranked] == [(1, 0.7), (0, 0.6), (2, 0.2)]
 
 
 def test_rrf_fusion_on_a_hand_checked_example():

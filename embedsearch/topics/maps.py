@@ -1,0 +1,132 @@
+"""Topic maps: a self-contained interactive HTML page (plotly, inlined, works offline) and a static PNG
+(matplotlib). The page shows every paper coloured by topic with labels at topic centres; hovering
+shows the first sentence, the search box highlights matching papers, clicking shows the abstract."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..corpus import Document
+from .model import TopicModel
+
+WEBGL_ABOVE = 5000
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 0; display: flex; height: 100vh; }}
+#side {{ width: 360px; padding: 12px; overflow-y: auto; border-right: 1px solid #ddd; box-sizing: border-box; }}
+#map {{ flex: 1; }}
+#search {{ width: 100%; padding: 6px; font-size: 14px; box-sizing: border-box; }}
+#count {{ color: #555; margin: 6px 0 12px; font-size: 13px; }}
+#paper h3 {{ font-size: 14px; margin: 8px 0 4px; }} #paper p {{ font-size: 13px; line-height: 1.4; }}
+.topic {{ color: #555; font-size: 12px; }}
+</style></head><body>
+<div id="side"><h2 style="font-size:16px">{title}</h2>
+<input id="search" type="search" placeholder="Search abstracts (id or words)…" aria-label="search">
+<div id="count">{n} papers, {k} topics</div><div id="paper"><p>Click a point to read its abstract.</p></div></div>
+<div id="map">{plot}</div>
+<script>
+const DOCS = {docs};
+const plot = document.getElementById("plotly-map");
+function show(i) {{
+  const d = DOCS[i];
+  document.getElementById("paper").innerHTML = "";
+  const h = document.createElement("h3"); h.textContent = d.title || d.id;
+  const t = document.createElement("div"); t.className = "topic"; t.textContent = d.id + " · " + d.label;
+  const p = document.createElement("p"); p.textContent = d.text;
+  document.getElementById("paper").append(h, t, p);
+}}
+plot.on("plotly_click", ev => show(ev.points[0].customdata[0]));
+const HIGHLIGHT = plot.data.length - 1;
+document.getElementById("search").addEventListener("input", ev => {{
+  const q = ev.target.value.trim().toLowerCase();
+  const hits = q ? DOCS.filter(d => (d.id + " " + (d.title || "") + " " + d.text).toLowerCase().includes(q)) : [];
+  Plotly.restyle(plot, {{x: [hits.map(d => d.x)], y: [hits.map(d => d.y)], customdata: [hits.map(d => [d.i])],
+                        text: [hits.map(d => d.id)]}}, [HIGHLIGHT]);
+  document.getElementById("count").textContent = q ? hits.length + " matching papers highlighted"
+                                                   : "{n} papers, {k} topics";
+  document.getElementById("count").dataset.matches = hits.length;
+}});
+</script></body></html>
+"""
+
+
+def write_html(model: TopicModel, documents: list[Document], path: Path, title: str, level: int = 0) -> Path:
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    coords = model.coordinates
+    assigned = np.asarray(model.assignments[level])
+    topics = model.topics(level)
+    labels = {t.id: t.label for t in topics}
+    scatter = go.Scattergl if len(documents) > WEBGL_ABOVE else go.Scatter
+    fig = go.Figure()
+    for topic_id in [t.id for t in topics] + [-1]:
+        rows = np.flatnonzero(assigned == topic_id)
+        if len(rows) == 0:
+            continue
+        name = labels.get(topic_id, "unassigned")
+        fig.add_trace(scatter(
+            x=coords[rows, 0], y=coords[rows, 1], mode="markers", name=f"{topic_id}: {name}" if topic_id >= 0 else name,
+            marker={"size": 7, "opacity": 0.8, **({"color": "#bbbbbb"} if topic_id < 0 else {})},
+            customdata=[[int(r), documents[r].id, _wrap(documents[r].first_sentence(200))] for r in rows],
+            hovertemplate="<b>%{customdata[1]}</b><br>%{customdata[2]}<extra>" + html.escape(name) + "</extra>"))
+    fig.add_trace(scatter(x=[], y=[], mode="markers", name="search matches", hoverinfo="skip",
+                          marker={"size": 14, "color": "rgba(0,0,0,0)", "line": {"width": 2.5, "color": "#d62728"}}))
+    for topic in topics:
+        rows = np.flatnonzero(assigned == topic.id)
+        cx, cy = np.median(coords[rows], axis=0)
+        fig.add_annotation(x=float(cx), y=float(cy), text=f"<b>{html.escape(topic.label)}</b>", showarrow=False,
+                           font={"size": 12}, bgcolor="rgba(255,255,255,0.7)")
+    fig.update_layout(template="plotly_white", margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      xaxis={"visible": False}, yaxis={"visible": False}, legend={"font": {"size": 10}},
+                      hovermode="closest")
+    plot = pio.to_html(fig, full_html=False, include_plotlyjs=True, div_id="plotly-map",
+                       config={"displaylogo": False, "responsive": True})
+    docs = [{"i": r, "id": d.id, "title": d.title, "text": d.text, "x": float(coords[r, 0]), "y": float(coords[r, 1]),
+             "label": labels.get(int(assigned[r]), "unassigned")} for r, d in enumerate(documents)]
+    page = _PAGE.format(title=html.escape(title), n=len(documents), k=len(topics), plot=plot,
+                        docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def write_png(model: TopicModel, path: Path, title: str, level: int = 0) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    coords = model.coordinates
+    assigned = np.asarray(model.assignments[level])
+    fig, ax = plt.subplots(figsize=(12, 9), dpi=120)
+    outliers = assigned < 0
+    ax.scatter(coords[outliers, 0], coords[outliers, 1], s=8, c="#cccccc", label="unassigned")
+    cmap = plt.get_cmap("tab20")
+    for topic in model.topics(level):
+        rows = assigned == topic.id
+        ax.scatter(coords[rows, 0], coords[rows, 1], s=10, color=cmap(topic.id % 20), alpha=0.85)
+        cx, cy = np.median(coords[rows], axis=0)
+        ax.text(cx, cy, topic.label, fontsize=9, ha="center", va="center", weight="bold",
+                bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1.5})
+    ax.set_title(title)
+    ax.set_axis_off()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _wrap(text: str, width: int = 80) -> str:
+    words, lines, line = text.split(), [], ""
+    for word in words:
+        if len(line) + len(word) > width:
+            lines.append(line)
+            line = ""
+        line = f"{line} {word}".strip()
+    return "<br>".join(html.escape(x) for x in lines + [line])

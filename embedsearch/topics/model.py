@@ -1,0 +1,178 @@
+"""The topic model of an index: fitting, the result dataclasses, and persistence in the index folder.
+
+Results live in ``<index>/topics/<key>/`` (JSON + ``.npy``), keyed by the resolved settings; any
+``add``/``remove`` writes a new index folder without them, so stale topics are never served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from . import cluster as cl
+from .labels import keywords, label
+
+FOLDER = "topics"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One topic at one level: readable label, keywords, representative and member ids, enclosing topic."""
+
+    id: int
+    label: str
+    size: int
+    keywords: tuple[str, ...]
+    representatives: tuple[str, ...]
+    members: tuple[str, ...]
+    parent: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "label": self.label, "size": self.size, "keywords": list(self.keywords),
+                "representatives": list(self.representatives), "members": list(self.members),
+                "parent": self.parent}
+
+
+@dataclass(frozen=True)
+class TopicModel:
+    """Topics at every level (0 = finest), per-document assignments and 2-D map coordinates."""
+
+    levels: tuple[tuple[Topic, ...], ...]
+    assignments: tuple[tuple[int, ...], ...]
+    ids: tuple[str, ...]
+    attached: tuple[str, ...]
+    settings: dict[str, Any]
+    coordinates: np.ndarray = field(repr=False, compare=False)
+    centroids: tuple[np.ndarray, ...] = field(repr=False, compare=False)
+
+    def topics(self, level: int = 0) -> tuple[Topic, ...]:
+        if not 0 <= level < len(self.levels):
+            raise InputError(f"--level {level} does not exist; this model has levels 0 to {len(self.levels) - 1}")
+        return self.levels[level]
+
+    def unassigned(self, level: int = 0) -> tuple[str, ...]:
+        return tuple(i for i, t in zip(self.ids, self.assignments[level]) if t < 0)
+
+    def topic_of(self, doc_id: str, level: int = 0) -> Topic | None:
+        row = self.ids.index(doc_id)
+        topic = self.assignments[level][row]
+        return self.levels[level][topic] if topic >= 0 else None
+
+    def nearest(self, vector: np.ndarray, level: int = 0, k: int = 5) -> list[tuple[Topic, float]]:
+        """Topics whose centroids are closest to a (query) vector, with cosine similarities."""
+        scores = self.centroids[level] @ vector
+        return [(self.levels[level][i], float(scores[i])) for i in np.argsort(-scores)[:k]]
+
+    def to_json(self, level: int = 0) -> dict[str, Any]:
+        return {"topics": [t.to_json() for t in self.topics(level)], "unassigned": list(self.unassigned(level))}
+
+
+def fit(index, settings: cl.TopicSettings = cl.TopicSettings()) -> TopicModel:
+    """Cluster an index's embeddings into a topic hierarchy (cached in the index folder)."""
+    resolved = settings.resolve(len(index))
+    folder = index.path / FOLDER / _key(index, resolved)
+    if (folder / "model.json").exists():
+        return load(folder)
+    cl.enable_numba_cache()
+    embeddings = np.asarray(index.embeddings, dtype=np.float32)
+    knn = cl.neighbour_graph(index, resolved.neighbours)
+    reduced = cl.reduce(embeddings, knn, resolved, resolved.components)
+    labels = cl.cluster(reduced, resolved)
+    if labels.max() < 1:
+        raise InputError(f"found {labels.max() + 1} topic(s) among {len(index)} documents; try a smaller --min-size "
+                         f"(now {resolved.min_size})")
+    labels = _by_size(labels)
+    attached = ()
+    if resolved.assign_outliers and (labels < 0).any():
+        nearest = cl.nearest_topic(embeddings, labels)
+        attached = tuple(index.documents.ids[r] for r in np.flatnonzero(labels < 0))
+        labels = np.where(labels < 0, nearest, labels)
+    coordinates = cl.reduce(embeddings, knn, resolved, 2)
+    model = _assemble(index, embeddings, labels, attached, resolved, coordinates)
+    save(model, folder)
+    return model
+
+
+def _assemble(index, embeddings, labels, attached, resolved, coordinates) -> TopicModel:
+    ids = tuple(index.documents.ids)
+    texts = [d.embed_text for d in index.documents]
+    per_level = [labels]
+    for parent in cl.merge_levels(cl.centroids(embeddings, labels)):
+        previous = per_level[-1]
+        per_level.append(np.where(previous >= 0, parent[np.maximum(previous, 0)], -1))
+    levels, centres = [], []
+    for depth, assigned in enumerate(per_level):
+        topic_ids = list(range(assigned.max() + 1))
+        centre = cl.centroids(embeddings, assigned)
+        words = keywords(texts, assigned, topic_ids)
+        above = per_level[depth + 1] if depth + 1 < len(per_level) else None
+        topics = []
+        for t in topic_ids:
+            rows = np.flatnonzero(assigned == t)
+            closest = rows[np.argsort(-(embeddings[rows] @ centre[t]), kind="stable")[:3]]
+            topics.append(Topic(t, label(words[t]), len(rows), tuple(words[t]), tuple(ids[r] for r in closest),
+                                tuple(ids[r] for r in rows), int(above[rows[0]]) if above is not None else None))
+        levels.append(tuple(topics))
+        centres.append(centre)
+    return TopicModel(tuple(levels), tuple(tuple(int(x) for x in a) for a in per_level), ids, attached,
+                      asdict(resolved), coordinates, tuple(centres))
+
+
+def _by_size(labels: np.ndarray) -> np.ndarray:
+    """Renumber topics largest first (ties by first member), so ids are stable and meaningful."""
+    topics = sorted(set(labels.tolist()) - {-1}, key=lambda t: (-(labels == t).sum(), np.argmax(labels == t)))
+    mapping = {old: new for new, old in enumerate(topics)}
+    return np.array([mapping.get(x, -1) for x in labels.tolist()], dtype=np.int64)
+
+
+def _key(index, resolved: cl.TopicSettings) -> str:
+    payload = json.dumps([asdict(resolved), index.manifest["updated_at"], len(index), FORMAT], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def save(model: TopicModel, folder: Path) -> None:
+    """Write atomically: a temporary sibling folder renamed into place."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".tmp-"))
+    try:
+        payload = {"format": FORMAT, "settings": model.settings, "ids": list(model.ids), "attached": list(model.attached),
+                   "assignments": [list(a) for a in model.assignments],
+                   "levels": [[t.to_json() for t in level] for level in model.levels]}
+        (tmp / "model.json").write_text(json.dumps(payload, ensure_ascii=False))
+        np.save(tmp / "coordinates.npy", model.coordinates)
+        for depth, centre in enumerate(model.centroids):
+            np.save(tmp / f"centroids-{depth}.npy", centre)
+        os.replace(tmp, folder)
+    except OSError:
+        if not (folder / "model.json").exists():
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load(folder: Path) -> TopicModel:
+    payload = json.loads((folder / "model.json").read_text())
+    levels = tuple(tuple(Topic(t["id"], t["label"], t["size"], tuple(t["keywords"]), tuple(t["representatives"]),
+                               tuple(t["members"]), t["parent"]) for t in level) for level in payload["levels"])
+    centres = tuple(np.load(folder / f"centroids-{d}.npy") for d in range(len(levels)))
+    return TopicModel(levels, tuple(tuple(a) for a in payload["assignments"]), tuple(payload["ids"]),
+                      tuple(payload["attached"]), payload["settings"], np.load(folder / "coordinates.npy"), centres)
+
+
+def cached(index) -> TopicModel | None:
+    """The most recently fitted topic model of this index version, if any (no fitting)."""
+    root = index.path / FOLDER
+    if not root.is_dir():
+        return None
+    fitted = sorted((p for p in root.iterdir() if (p / "model.json").exists()), key=lambda p: p.stat().st_mtime)
+    return load(fitted[-1]) if fitted else None

@@ -1,0 +1,126 @@
+import json
+import re
+
+import pytest
+
+from embedsearch import Document, Index, InputError, ModelMismatchError
+from embedsearch.dedup import DedupSettings
+from embedsearch.dedup.evidence import Shingled, normalise, overlap, shared_passages
+from embedsearch.dedup.groups import connected
+
+from conftest import run_cli
+
+
+def sentences(text):
+    return re.split(r"(?<=[.!?])\s+", text)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory, bundled_docs):
+    """The bundled corpus plus planted duplicates of three of its papers."""
+    base = {d.id: d for d in bundled_docs}
+    a, b, c = bundled_docs[3], bundled_docs[20], bundled_docs[40]
+    shouty = " ".join(w.upper() if i % 3 == 0 else w for i, w in enumerate(a.text.split()))
+    variants = [
+        Document("dup-exact", shouty.replace(",", " ,").replace(". ", ".\n  ")),
+        Document("dup-numbers", re.sub(r"\d+(\.\d+)?", lambda m: str(int(float(m.group()) * 3 + 7)), b.text)),
+        Document("dup-drop", " ".join(s for i, s in enumerate(sentences(b.text)) if i != 2)),
+        Document("dup-reworded", " ".join(reversed(sentences(c.text))).replace("We ", "In this work we ")
+                 .replace(" the ", " this ").replace(" and ", " as well as ")),
+    ]
+    index = Index.build([*bundled_docs, *variants], tmp_path_factory.mktemp("dedup") / "idx")
+    return index, {"a": a.id, "b": b.id, "c": c.id}, base
+
+
+def test_evidence_helpers():
+    assert normalise("Hello,  WORLD!\n") == "hello world"
+    one = Shingled.of("the cat sat on the mat with a hat today")
+    two = Shingled.of("yesterday the cat sat on the mat with a hat")
+    assert overlap(one, two) == pytest.approx(5 / 6)
+    assert shared_passages(one, two) == ["the cat sat on the mat with a hat"]
+    assert connected([(3, 1), (1, 2), (5, 6)]) == [[1, 2, 3], [5, 6]]
+
+
+def test_each_verdict_class_is_found_with_evidence(planted):
+    index, ids, _ = planted
+    report = index.duplicates()
+    verdicts = {frozenset((p.a, p.b)): p for p in report.pairs}
+    exact = verdicts[frozenset((ids["a"], "dup-exact"))]
+    assert exact.verdict == "exact" and exact.cosine > 0.9
+    assert verdicts[frozenset((ids["b"], "dup-numbers"))].verdict in ("near-identical", "reworded")
+    drop = verdicts[frozenset((ids["b"], "dup-drop"))]
+    assert drop.verdict == "near-identical" and drop.overlap > 0.9 and drop.passages
+    reworded = verdicts[frozenset((ids["c"], "dup-reworded"))]
+    assert reworded.verdict in ("reworded", "near-identical")
+    assert len(reworded.passages) >= 1 and all(len(p.split()) >= 8 for p in reworded.passages)
+
+
+def test_groups_keep_the_first_record_and_absorb_the_rest(planted):
+    index, ids, _ = planted
+    report = index.duplicates()
+    assert len(report.groups) == 3
+    kept = report.kept_map()
+    assert kept[ids["a"]] == ("dup-exact",)
+    assert set(kept[ids["b"]]) == {"dup-numbers", "dup-drop"}
+    assert kept[ids["c"]] == ("dup-reworded",)
+    as_json = report.to_json()
+    assert set(as_json["groups"][0]) == {"kept", "members", "pairs"}
+    assert set(as_json["groups"][0]["pairs"][0]) == {"a", "b", "cosine", "overlap", "verdict", "passages"}
+
+
+def test_topical_neighbours_in_the_bundled_corpus_are_not_flagged(bundled_index):
+    report = bundled_index.duplicates()
+    assert report.groups == ()
+    assert len(report.candidates) > 0  # they are close neighbours, just not duplicates
+
+
+def test_recut_changes_verdicts_without_recomputing(planted, monkeypatch):
+    index, ids, _ = planted
+    report = index.duplicates()
+    import embedsearch.dedup.candidates as candidates
+
+    monkeypatch.setattr(candidates, "within", lambda *a: pytest.fail("recut must not search again"))
+    strict = report.recut(min_overlap=1.0, near_identical=1.0, threshold=1.0)
+    assert {frozenset((p.a, p.b)) for p in strict.pairs} == {frozenset((ids["a"], "dup-exact"))}
+    loose = strict.recut(min_overlap=0.5)
+    assert len(loose.groups) == 3
+    with pytest.raises(InputError, match="run dedup again"):
+        report.recut(floor=0.1)
+
+
+def test_cross_set_reports_each_new_abstract_and_keeps_the_reference(planted, bundled_index, tmp_path, bundled_docs):
+    _, ids, base = planted
+    new = Index.build([Document("sub-1", base[ids["b"]].text.replace("  ", " ") + " We release code."),
+                       Document("sub-2", "An unrelated abstract about tax law in medieval Flanders and its courts.")],
+                      tmp_path / "new")
+    report = new.duplicates(against=bundled_index)
+    assert [(g.kept, g.absorbed) for g in report.groups] == [(ids["b"], ("sub-1",))]
+    pair = report.groups[0].pairs[0]
+    assert (pair.a, pair.b) == ("sub-1", ids["b"])
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5])
+def test_thresholds_outside_0_1_are_refused(value):
+    with pytest.raises(InputError, match="between 0 and 1"):
+        DedupSettings(threshold=value)
+
+
+def test_against_an_index_with_another_model_is_refused(index_copy, bundled_index):
+    manifest = json.loads((index_copy.path / "manifest.json").read_text())
+    manifest["model"]["fingerprint"] = "ffffffffffffffff"
+    (index_copy.path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelMismatchError, match="rebuild one of them"):
+        bundled_index.duplicates(against=Index.load(index_copy.path))
+
+
+def test_cli_json_csv_and_bad_threshold(planted, tmp_path):
+    index, ids, _ = planted
+    out = run_cli("dedup", "--index", str(index.path), "--json", "--csv", str(tmp_path / "p.csv"), check=True)
+    groups = json.loads(out.stdout)["groups"]
+    assert {g["kept"] for g in groups} == {ids["a"], ids["b"], ids["c"]}
+    assert (tmp_path / "p.csv").read_text().startswith("group,kept,a,b,verdict,cosine,overlap,passages")
+    table = run_cli("dedup", "--index", str(index.path), check=True).stdout
+    assert f"keep {ids['a']}; absorbs dup-exact" in table
+    bad = run_cli("dedup", "--index", str(index.path), "--threshold", "1.5")
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: threshold must be between 0 and 1, got 1.5"
+    assert run_cli("dedup", "--index", str(tmp_path)).returncode == 2

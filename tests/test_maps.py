@@ -1,0 +1,70 @@
+"""The topic map as a person sees it: loaded in headless Chromium, points counted, search and click used."""
+
+import os
+import shutil
+
+import pytest
+
+from conftest import run_cli
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def page_file(bundled_index, tmp_path_factory):
+    out = tmp_path_factory.mktemp("map") / "map.html"
+    run_cli("map", "--index", str(bundled_index.path), "--out", str(out), "--png", check=True)
+    return out
+
+
+def test_page_is_self_contained_and_png_is_written(page_file):
+    import re
+
+    page = page_file.read_text()
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=[\"']https?:", page)
+    png = page_file.with_suffix(".png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        if os.environ.get("EMBEDSEARCH_REQUIRE_BROWSER"):
+            pytest.fail("chromium is not installed (apt-get install chromium)")
+        pytest.skip("chromium is not installed here; CI installs it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+def test_map_renders_every_point_search_highlights_and_click_shows_abstract(browser, page_file, bundled_index):
+    page = browser.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    outside = []
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+               else (outside.append(route.request.url), route.abort()))
+    page.goto(page_file.as_uri())
+    page.wait_for_selector(".scatterlayer .point")
+    traces = page.evaluate("document.getElementById('plotly-map').data.length")
+    points = page.evaluate("document.querySelectorAll('.scatterlayer .point').length")  # highlight trace is empty
+    assert points == len(bundled_index) and traces >= 7
+
+    page.fill("#search", "continuous-time Markov chains")
+    page.wait_for_function("document.getElementById('count').dataset.matches !== undefined")
+    highlighted = page.evaluate("() => { const d = document.getElementById('plotly-map').data; "
+                                "return d[d.length - 1].customdata.map(c => c[0]); }")
+    ids = bundled_index.documents.ids
+    assert "001_d172d3709162399d:3" in [ids[i] for i in highlighted]
+    assert page.locator("#count").inner_text().startswith(f"{len(highlighted)} matching")
+
+    page.locator(".scatterlayer .trace").first.locator(".point").first.click(force=True)
+    page.wait_for_selector("#paper h3")
+    assert len(page.locator("#paper p").inner_text()) > 200
+    assert errors == [] and outside == []  # works offline: nothing was fetched from the network

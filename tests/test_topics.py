@@ -1,0 +1,108 @@
+import json
+
+import numpy as np
+import pytest
+
+from embedsearch import Document, Index, InputError
+from embedsearch.topics import TopicSettings
+from embedsearch.topics.labels import keywords
+
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def model(bundled_index):
+    return bundled_index.topics()
+
+
+def test_bundled_corpus_gets_a_useful_map_not_three_blobs(model, bundled_index):
+    topics = model.topics()
+    assert len(topics) >= 6
+    assert len(model.unassigned()) <= 0.15 * len(bundled_index)
+    assert sum(t.size for t in topics) + len(model.unassigned()) == len(bundled_index)
+    assert model.coordinates.shape == (57, 2)
+
+
+def test_every_paper_is_in_exactly_one_topic_or_unassigned(model, bundled_index):
+    out = model.to_json()
+    seen = [m for t in out["topics"] for m in t["members"]] + out["unassigned"]
+    assert sorted(seen) == sorted(bundled_index.documents.ids)
+    assert set(out["topics"][0]) == {"id", "label", "size", "keywords", "representatives", "members", "parent"}
+
+
+def test_labels_are_readable_keywords_without_stop_words(model):
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    for topic in model.topics():
+        words = [w for k in topic.keywords for w in k.split()]
+        assert topic.keywords and not set(words) & ENGLISH_STOP_WORDS
+        assert topic.label == ", ".join(topic.keywords[:3])
+        assert all(w[0].isalpha() for w in words)
+        assert len(topic.representatives) == min(3, topic.size) and set(topic.representatives) <= set(topic.members)
+
+
+def test_keywords_pick_what_a_topic_shares_and_others_lack():
+    texts = ["robot arm grasping with tactile sensors", "robot arm manipulation policies", "robot arm imitation",
+             "protein folding with graph networks", "protein structure graph prediction", "protein graph design"]
+    labels = np.array([0, 0, 0, 1, 1, 1])
+    words = keywords(texts, labels, [0, 1])
+    assert words[0][0] in ("robot arm", "robot", "arm") and words[1][0] in ("protein graph", "protein", "graph")
+
+
+def test_levels_nest_from_fine_to_broad(model):
+    assert len(model.levels) >= 2
+    fine, broad = model.topics(0), model.topics(1)
+    assert len(broad) < len(fine)
+    for topic in fine:
+        parent = broad[topic.parent]
+        assert set(topic.members) <= set(parent.members)
+    assert all(t.parent is None for t in model.topics(len(model.levels) - 1))
+    with pytest.raises(InputError, match="--level 9 does not exist"):
+        model.topics(9)
+
+
+def test_same_seed_gives_identical_topics_and_coordinates(index_copy, model):
+    again = index_copy.topics()  # a copy of the index folder, fitted from scratch in this process
+    assert again.to_json() == model.to_json()
+    np.testing.assert_array_equal(again.coordinates, model.coordinates)
+
+
+def test_results_persist_and_are_reused_until_the_corpus_changes(index_copy, monkeypatch):
+    first = index_copy.topics()
+    import embedsearch.topics.cluster as cluster
+
+    monkeypatch.setattr(cluster, "reduce", lambda *a, **k: pytest.fail("must reuse the saved topics"))
+    assert Index.load(index_copy.path).topics() == first
+    monkeypatch.undo()
+    index_copy.add([Document("new", "A fresh abstract about quantum error correction codes on superconducting qubits.")])
+    assert not (index_copy.path / "topics").exists()
+    assert "new" in [m for t in index_copy.topics().topics() for m in t.members] + list(index_copy.topics().unassigned())
+
+
+def test_assign_outliers_attaches_and_says_so(bundled_index, model):
+    attached = bundled_index.topics(assign_outliers=True)
+    assert attached.unassigned() == () and set(attached.attached) == set(model.unassigned())
+
+
+def test_tiny_corpora_get_a_clear_message(tmp_path):
+    docs = [Document(f"d{i}", f"Abstract number {i} about subject {i}.") for i in range(5)]
+    small = Index.build(docs, tmp_path / "small")
+    with pytest.raises(InputError, match="topics need at least 8 documents, this index has 5"):
+        small.topics()
+    with pytest.raises(InputError, match="--min-size"):
+        TopicSettings(min_size=40).resolve(57)
+
+
+def test_topics_near_a_query_and_cli_json(bundled_index, model):
+    nearest = model.nearest(bundled_index.encode(["robot manipulation with vision-language-action models"])[0])
+    assert "action" in nearest[0][0].label or "robot" in " ".join(nearest[0][0].keywords)
+    out = json.loads(run_cli("topics", "--index", str(bundled_index.path), "--json", check=True).stdout)
+    assert out == model.to_json()
+    broad = json.loads(run_cli("topics", "--index", str(bundled_index.path), "--json", "--level", "1",
+                               check=True).stdout)
+    assert len(broad["topics"]) < len(out["topics"])
+    near = run_cli("topics", "--index", str(bundled_index.path), "--query", "bandit regret", check=True).stdout
+    assert near.splitlines()[0].startswith("0.") and "topic" in near.splitlines()[0]
+    near = json.loads(run_cli("topics", "--index", str(bundled_index.path), "--query", "bandit regret", "--json",
+                              check=True).stdout)
+    assert "regret" in near["topics"][0]["keywords"] and near["topics"][0]["cosine"] > 0
