@@ -15,7 +15,6 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np

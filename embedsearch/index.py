@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, replace
 from functools import cached_property
@@ -16,10 +15,11 @@ from . import lexical as lex
 from . import store
 from . import vectors as vec
 from .corpus import Document, FieldMap, Problem, read_sources
-from .docstore import DocumentStore, write_documents
+from .docstore import DocumentStore
 from .embed import DEFAULT_MODEL, EmbedSettings
 from .errors import InputError, ModelMismatchError
-from .search import Hit, Ranked, SearchSettings, check_query, dense_rows, fuse, to_hits, top_lexical
+from .search import Hit, Ranked, SearchSettings, check_query, dense_rows, rank, to_hits
+from .writer import check_unique, embed_documents, export_query_encoder, write_version
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport
@@ -57,13 +57,13 @@ class Index:
         from .embed import Embedder
 
         documents = list(documents)
-        _check_unique(documents)
+        check_unique(documents)
         path = Path(path)
         embed = embed or EmbedSettings(model=model)
         embedder = Embedder(embed)
-        matrix = _embed(embedder, documents, progress, "embedding")
+        matrix = embed_documents(embedder, documents, progress, "embedding")
         cls.from_embeddings(documents, matrix, path, embedder.manifest_entry(), vectors, lexical, search, sources)
-        _export_query_encoder(embedder)
+        export_query_encoder(embedder)
         return cls.load(path)
 
     @classmethod
@@ -76,7 +76,7 @@ class Index:
         ``model`` is the manifest entry of the model that made them (``Embedder.manifest_entry()``).
         """
         documents = list(documents)
-        _check_unique(documents)
+        check_unique(documents)
         if embeddings.shape[0] != len(documents):
             raise InputError(f"{embeddings.shape[0]} vectors for {len(documents)} documents")
         index = vec.build(embeddings, vectors)
@@ -84,7 +84,7 @@ class Index:
             documents=len(documents), model=model, sources=[str(s) for s in sources],
             index={"type": vec.kind_of(index), "settings": asdict(vectors)}, lexical=asdict(lexical),
             search=asdict(search))
-        _write_version(Path(path), documents, embeddings, index, manifest)
+        write_version(Path(path), documents, embeddings, index, manifest)
         return cls.load(path)
 
     @classmethod
@@ -173,22 +173,7 @@ class Index:
         queries = [check_query(q) for q in queries]
         allowed = flt.allowed_rows(self.path, [f if isinstance(f, flt.Filter) else flt.Filter.parse(f)
                                                for f in filters])
-        if settings.mode == "lexical":
-            return [self._hits([Ranked(r, s, None, s) for r, s in top_lexical(self.lexical.scores(q), k, allowed)])
-                    for q in queries]
-        vectors = self.encoder.encode(queries)
-        depth = k if settings.mode == "dense" else max(k, settings.candidates)
-        dense = dense_rows(self.faiss_index, self.embeddings, vectors, depth, allowed=allowed)
-        if settings.mode == "dense":
-            return [self._hits([Ranked(r, s, s, None) for r, s in ranked]) for ranked in dense]
-        results = []
-        for query, vector, ranked in zip(queries, vectors, dense):
-            bm25 = self.lexical.scores(query)
-            fused = fuse(ranked, top_lexical(bm25, depth, allowed),
-                         lambda rows: np.asarray(self.embeddings[rows], dtype=np.float32) @ vector,
-                         lambda rows: bm25[rows], k, settings)
-            results.append(self._hits(fused))
-        return results
+        return [self._hits(ranked) for ranked in rank(self, queries, k, settings, allowed)]
 
     def similar(self, target: str, k: int = 10) -> list[Hit]:
         """Papers related to a document of the index (by id, itself excluded) or to a new abstract's text."""
@@ -249,13 +234,13 @@ class Index:
         from .embed import Embedder
 
         documents = list(documents)
-        _check_unique(documents)
+        check_unique(documents)
         clash = next((d.id for d in documents if d.id in self.documents.row_of), None)
         if clash is not None:
             raise InputError(f"id {clash!r} is already in {self.path}; remove it first or give it another id")
         embedder = Embedder(EmbedSettings(**self.manifest["model"]["settings"]))
         self._check_fingerprint(embedder.fingerprint, embedder.settings.model)
-        matrix = _embed(embedder, documents, progress, "embedding new")
+        matrix = embed_documents(embedder, documents, progress, "embedding new")
         index = vec.read(self.path / store.VECTORS)
         vec.add(index, matrix)
         self._write([*self.documents, *documents], np.concatenate([np.asarray(self.embeddings), matrix]), index)
@@ -279,7 +264,7 @@ class Index:
 
     def _write(self, documents: list[Document], matrix: np.ndarray, index) -> None:
         manifest = {**self.manifest, "documents": len(documents), "updated_at": store.new_manifest()["updated_at"]}
-        _write_version(self.path, documents, matrix, index, manifest)
+        write_version(self.path, documents, matrix, index, manifest)
 
     def _reload(self) -> "Index":
         fresh = Index.load(self.path)
@@ -300,44 +285,6 @@ class Index:
                 f"not {model!r} ({fingerprint}); use that model or rebuild with `embedsearch build --model`")
 
 
-def _check_unique(documents: Sequence[Document]) -> None:
-    if not documents:
-        raise InputError("no documents to index")
-    seen: set[str] = set()
-    for doc in documents:
-        if doc.id in seen:
-            raise InputError(f"duplicate document id {doc.id!r}; ids must be unique")
-        seen.add(doc.id)
-
-
 def _check_k(k: int) -> None:
     if not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive whole number, got {k!r}")
-
-
-def _embed(embedder, documents: Sequence[Document], progress: bool, label: str) -> np.ndarray:
-    texts = [d.embed_text for d in documents]
-    if not progress:
-        return embedder.embed(texts)
-    from tqdm import tqdm
-
-    with tqdm(total=len(texts), desc=label, unit="doc", file=sys.stderr, dynamic_ncols=True) as bar:
-        return embedder.embed(texts, progress=bar.update)
-
-
-def _write_version(path: Path, documents: list[Document], matrix: np.ndarray, index,
-                   manifest: dict[str, Any]) -> None:
-    """Write every part of an index into a fresh folder and swap it in atomically."""
-    with store.atomic_folder(path) as tmp:
-        write_documents(tmp, documents)
-        np.save(tmp / store.EMBEDDINGS, matrix)
-        vec.write(index, tmp / store.VECTORS)
-        lex.build(documents, tmp, lex.LexicalSettings(**manifest.get("lexical", {})))
-        flt.write(tmp, documents)
-        store.write_manifest(tmp, manifest)
-
-
-def _export_query_encoder(embedder) -> None:
-    from .query_encoder import export_onnx
-
-    export_onnx(embedder.model, embedder.fingerprint)

@@ -165,3 +165,22 @@ def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], cosin
 def to_hits(ranked: Sequence[Ranked], documents: list[Document]) -> list[Hit]:
     return [Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25)
             for rank, (r, doc) in enumerate(zip(ranked, documents), start=1)]
+
+
+def rank(index, queries: Sequence[str], k: int, settings: SearchSettings,
+         allowed: np.ndarray | None = None) -> list[list[Ranked]]:
+    """Rank an index's rows for each query in the settings' mode (queries already checked)."""
+    if settings.mode == "lexical":
+        return [[Ranked(r, s, None, s) for r, s in top_lexical(index.lexical.scores(q), k, allowed)] for q in queries]
+    vectors = index.encoder.encode(queries)
+    depth = k if settings.mode == "dense" else max(k, settings.candidates)
+    dense = dense_rows(index.faiss_index, index.embeddings, vectors, depth, allowed=allowed)
+    if settings.mode == "dense":
+        return [[Ranked(r, s, s, None) for r, s in ranked] for ranked in dense]
+    out = []
+    for query, vector, ranked in zip(queries, vectors, dense):
+        bm25 = index.lexical.scores(query)
+        out.append(fuse(ranked, top_lexical(bm25, depth, allowed),
+                        lambda rows: np.asarray(index.embeddings[rows], dtype=np.float32) @ vector,
+                        lambda rows: bm25[rows], k, settings))
+    return out

@@ -1,4 +1,3 @@
-import numpy as np
 
 from embedsearch.embed import EmbedSettings, embed_batch, model_fingerprint
 from embedsearch.query_encoder import OnnxQueryEncoder, export_onnx

@@ -1,7 +1,13 @@
 """Near-duplicate detection: candidates from the vector index, lexical evidence, verdicts, groups."""
 
 from . import candidates
-from .report import Candidate, DedupSettings, DuplicateGroup, DuplicatePair, DuplicateReport
+from .report import (
+    Candidate,
+    DedupSettings,
+    DuplicateGroup,
+    DuplicatePair,
+    DuplicateReport,
+)
 
 
 def find_duplicates(index, settings: DedupSettings = DedupSettings()) -> DuplicateReport:

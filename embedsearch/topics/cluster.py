@@ -43,8 +43,8 @@ class TopicSettings:
         if 2 * min_size > n:
             raise InputError(f"--min-size {min_size} leaves room for fewer than two topics among {n} documents; "
                              f"use --min-size {max(2, n // 4)} or less")
-        return TopicSettings(min_size=min_size, min_samples=self.min_samples or max(1, min_size // 3),
-                             neighbours=self.neighbours or max(5, min(30, n // 4, round(math.sqrt(n)))),
+        return TopicSettings(min_size=min_size, min_samples=self.min_samples or max(1, min_size // 4),
+                             neighbours=self.neighbours or max(5, min(15, n // 4, round(math.sqrt(n)))),
                              components=min(self.components, n - 2), seed=self.seed,
                              assign_outliers=self.assign_outliers)
 

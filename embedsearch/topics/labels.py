@@ -44,19 +44,23 @@ def keywords(texts: Sequence[str], labels: np.ndarray, topics: Sequence[int], to
         scores = share * np.log(np.maximum(share, 1e-12) / corpus_share)
         scores[share * members.shape[0] < min(2, members.shape[0])] = -np.inf
         order = np.lexsort((-counts, -scores))
-        out[topic] = _dedupe([vocab[i] for i in order if counts[i] > 0 and np.isfinite(scores[i])])[:top]
+        out[topic] = _dedupe([vocab[i] for i in order if counts[i] > 0 and np.isfinite(scores[i])], top)
     return out
 
 
-def _dedupe(words: list[str]) -> list[str]:
-    """Drop a word already covered by a higher-ranked phrase, and a phrase whose words both rank above it."""
+def _dedupe(words: list[str], top: int) -> list[str]:
+    """The first ``top`` words, skipping a word (or its plural) already in a kept phrase, and a phrase
+    whose words are both kept already."""
     kept: list[str] = []
+    singular: set[str] = set()
     for word in words:
         parts = word.split()
-        singular = {p.removesuffix("s") for k in kept for p in k.split()}
-        covered = (word.removesuffix("s") in singular if len(parts) == 1 else all(p in kept for p in parts))
+        covered = word.removesuffix("s") in singular if len(parts) == 1 else all(p in kept for p in parts)
         if not covered:
             kept.append(word)
+            singular.update(p.removesuffix("s") for p in parts)
+            if len(kept) == top:
+                break
     return kept
 
 

@@ -1,0 +1,44 @@
+"""The typer app, shared options, and the error handling every command goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..errors import EmbedsearchError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Find related papers, topic maps and near-duplicates in a corpus of abstracts.")
+
+IndexOpt = typer.Option(None, "--index", "-i", help="Index folder (default: the bundled NeurIPS 2026 corpus).")
+KOpt = typer.Option(10, "-k", "--k", min=1, help="How many results.")
+JsonOpt = typer.Option(False, "--json", help="One JSON object per line instead of a table.")
+
+
+def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn embedsearch errors into one line on stderr and their exit code."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except EmbedsearchError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            typer.echo("interrupted; nothing was changed on disk", err=True)
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+def open_index(path: Optional[Path], model: Optional[str] = None):
+    from ..index import Index
+
+    if path is None:
+        return Index.bundled(progress=True)
+    return Index.load(path, model=model)

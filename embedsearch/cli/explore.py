@@ -1,0 +1,132 @@
+"""Commands that explore a corpus: topics, map, dedup."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .app import IndexOpt, JsonOpt, app, friendly, open_index
+
+
+def _open_against(path: Path, like):
+    """An index folder, or corpus files indexed on the fly with ``like``'s model (through the cache)."""
+    from ..index import Index
+
+    if (path / "manifest.json").exists():
+        return Index.load(path)
+    import tempfile
+
+    from ..embed import EmbedSettings
+
+    tmp = Path(tempfile.mkdtemp(prefix="embedsearch-against-"))
+    return Index.from_sources([path], tmp / "index", embed=EmbedSettings(**like.manifest["model"]["settings"]),
+                              progress=True)
+
+
+@app.command()
+@friendly
+def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
+          csv_file: Optional[Path] = typer.Option(None, "--csv", help="Also write every flagged pair to this CSV."),
+          threshold: float = typer.Option(0.95, "--threshold", help="Cosine that alone makes a duplicate."),
+          min_cosine: float = typer.Option(0.80, "--min-cosine", help="Cosine needed before overlap counts."),
+          min_overlap: float = typer.Option(0.50, "--min-overlap", help="Shared word 5-grams (of the shorter)."),
+          against: Optional[Path] = typer.Option(None, "--against",
+                                                 help="Existing corpus (index folder or corpus file) to check against.")) -> None:
+    """Groups of near-duplicate abstracts, with evidence and which record is kept."""
+    from ..dedup import DedupSettings
+
+    settings = DedupSettings(threshold=threshold, min_cosine=min_cosine, min_overlap=min_overlap)
+    idx = open_index(index)
+    report = idx.duplicates(settings, against=_open_against(against, idx) if against else None)
+    if csv_file is not None:
+        _write_pairs_csv(report, csv_file)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        return
+    if not report.groups:
+        typer.echo(f"no near-duplicates among {len(idx)} abstracts")
+    for number, group in enumerate(report.groups, start=1):
+        typer.echo(f"group {number}: keep {group.kept}; absorbs {', '.join(group.absorbed)}")
+        for p in group.pairs:
+            typer.echo(f"  {p.a} ~ {p.b}  {p.verdict:<14} cosine {p.cosine:.3f}  overlap {p.overlap:.2f}")
+            if p.passages:
+                quote = p.passages[0]
+                typer.echo(f"    shared: \"{quote[:100]}{'…' if len(quote) > 100 else ''}\"")
+
+
+def _topic_settings(min_size, seed, assign_outliers):
+    from ..topics import TopicSettings
+
+    return TopicSettings(min_size=min_size, seed=seed, assign_outliers=assign_outliers)
+
+
+MinSizeOpt = typer.Option(None, "--min-size", help="Smallest topic (default scales with corpus size).")
+SeedOpt = typer.Option(42, "--seed", help="Random seed: same index + seed gives identical topics.")
+
+
+@app.command()
+@friendly
+def topics(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt, min_size: Optional[int] = MinSizeOpt,
+           seed: int = SeedOpt, level: int = typer.Option(0, "--level", help="0 = finest; higher = broader."),
+           assign_outliers: bool = typer.Option(False, "--assign-outliers",
+                                                help="Attach unassigned papers to their nearest topic."),
+           query: Optional[str] = typer.Option(None, "--query", help="List the topics nearest this query.")) -> None:
+    """Topics of an index: label, size, keywords, representative and member papers."""
+    idx = open_index(index)
+    model = idx.topics(_topic_settings(min_size, seed, assign_outliers))
+    if query is not None:
+        nearest = model.nearest(idx.encode([query])[0], level)
+        if as_json:
+            typer.echo(json.dumps({"query": query, "topics": [{**t.to_json(), "cosine": round(s, 4)}
+                                                              for t, s in nearest]}, ensure_ascii=False))
+        for topic, score in ([] if as_json else nearest):
+            typer.echo(f"{score:.3f}  topic {topic.id} ({topic.size} papers): {topic.label}")
+        return
+    if as_json:
+        typer.echo(json.dumps(model.to_json(level), ensure_ascii=False))
+        return
+    shown = model.topics(level)
+    typer.echo(f"{len(shown)} topics at level {level} (levels 0-{len(model.levels) - 1}); "
+               f"{len(model.unassigned(level))} of {len(idx)} papers unassigned")
+    if model.attached:
+        typer.echo(f"{len(model.attached)} unassigned papers were attached to their nearest topic (--assign-outliers)")
+    docs = {d.id: d for d in idx.documents.get([idx.documents.row_of[r] for t in shown for r in t.representatives])}
+    for topic in shown:
+        parent = f", inside topic {topic.parent} at level {level + 1}" if topic.parent is not None else ""
+        typer.echo(f"\ntopic {topic.id}: {topic.label}  ({topic.size} papers{parent})")
+        typer.echo(f"  keywords: {', '.join(topic.keywords[:8])}")
+        for rep in topic.representatives:
+            typer.echo(f"  - {rep}: {docs[rep].title or docs[rep].first_sentence(110)}")
+
+
+@app.command("map")
+@friendly
+def map_(index: Optional[Path] = IndexOpt, out: Path = typer.Option(Path("map.html"), "--out"),
+         png: bool = typer.Option(False, "--png", help="Also write a static PNG next to the HTML."),
+         min_size: Optional[int] = MinSizeOpt, seed: int = SeedOpt,
+         level: int = typer.Option(0, "--level")) -> None:
+    """An interactive, self-contained HTML topic map (works offline); --png adds a static image."""
+    from ..topics.maps import write_html, write_png
+
+    idx = open_index(index)
+    model = idx.topics(_topic_settings(min_size, seed, False))
+    title = f"{idx.path.name}: {len(idx)} papers, {len(model.topics(level))} topics"
+    written = [write_html(model, list(idx.documents), out, title, level)]
+    if png:
+        written.append(write_png(model, out.with_suffix(".png"), title, level))
+    typer.echo("wrote " + " and ".join(str(p) for p in written), err=True)
+
+
+def _write_pairs_csv(report, path: Path) -> None:
+    import csv
+
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
+        for number, group in enumerate(report.groups, start=1):
+            for p in group.pairs:
+                writer.writerow([number, group.kept, p.a, p.b, p.verdict, f"{p.cosine:.4f}", f"{p.overlap:.4f}",
+                                 " | ".join(p.passages)])

@@ -1,0 +1,103 @@
+"""Commands that manage an index: build, add, remove, info."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .app import IndexOpt, JsonOpt, app, friendly, open_index
+
+
+def _fields(id_field: Optional[str], title_field: Optional[str], text_field: Optional[str]):
+    from ..corpus import FieldMap
+
+    return FieldMap(id_field, title_field, text_field)
+
+
+def _report_skipped(skipped) -> None:
+    if skipped:
+        typer.echo(f"skipped {len(skipped)} invalid record(s):", err=True)
+        for problem in skipped[:20]:
+            typer.echo(f"  {problem}", err=True)
+        if len(skipped) > 20:
+            typer.echo(f"  ... and {len(skipped) - 20} more", err=True)
+
+
+@app.command()
+@friendly
+def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (seed format), .jsonl, .csv, .parquet."),
+          index: Path = typer.Option(..., "--index", "-i", help="Index folder to create or replace."),
+          model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="sentence-transformers name or path."),
+          id_field: Optional[str] = typer.Option(None, "--id-field"),
+          title_field: Optional[str] = typer.Option(None, "--title-field"),
+          text_field: Optional[str] = typer.Option(None, "--text-field"),
+          index_type: str = typer.Option("auto", "--index-type", help="auto, flat, hnsw or ivfpq."),
+          max_windows: int = typer.Option(8, "--max-windows", min=1,
+                                          help="Windows averaged per long abstract (1 = truncate)."),
+          skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them.")) -> None:
+    """Index a corpus (replaces the index atomically; unchanged texts come from the cache)."""
+    from ..embed import EmbedSettings
+    from ..index import Index
+    from ..vectors import VectorSettings
+
+    idx = Index.from_sources(sources, index, _fields(id_field, title_field, text_field), skip_invalid,
+                             embed=EmbedSettings(model=model, max_windows=max_windows),
+                             vectors=VectorSettings(index_type=index_type), progress=True)
+    _report_skipped(idx.skipped)
+    typer.echo(f"indexed {len(idx)} documents into {idx.path} ({idx.manifest['index']['type']})", err=True)
+
+
+@app.command()
+@friendly
+def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
+        index: Path = typer.Option(..., "--index", "-i"),
+        id_field: Optional[str] = typer.Option(None, "--id-field"),
+        title_field: Optional[str] = typer.Option(None, "--title-field"),
+        text_field: Optional[str] = typer.Option(None, "--text-field"),
+        skip_invalid: bool = typer.Option(False, "--skip-invalid")) -> None:
+    """Add documents to an index, embedding only the new ones."""
+    from ..corpus import read_sources
+    from ..index import Index
+
+    idx = Index.load(index)
+    result = read_sources(sources, _fields(id_field, title_field, text_field), skip_invalid)
+    docs = result.documents
+    if skip_invalid:
+        present = idx.documents.row_of
+        clashes = [d for d in docs if d.id in present]
+        docs = [d for d in docs if d.id not in present]
+        from ..corpus import Problem
+
+        result.skipped.extend(Problem(d.id, "id already in the index") for d in clashes)
+    _report_skipped(result.skipped)
+    before = len(idx)
+    idx.add(docs, progress=True)
+    typer.echo(f"added {len(idx) - before} documents; {idx.path} now holds {len(idx)}", err=True)
+
+
+@app.command()
+@friendly
+def remove(ids: list[str] = typer.Argument(..., help="Document ids to remove."),
+           index: Path = typer.Option(..., "--index", "-i")) -> None:
+    """Remove documents by id (nothing is re-embedded)."""
+    from ..index import Index
+
+    idx = Index.load(index)
+    before = len(idx)
+    idx.remove(ids)
+    typer.echo(f"removed {before - len(idx)} documents; {idx.path} now holds {len(idx)}", err=True)
+
+
+@app.command()
+@friendly
+def info(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt) -> None:
+    """Documents, model, index type, size on disk and build time."""
+    details = open_index(index).info()
+    if as_json:
+        typer.echo(json.dumps(details))
+        return
+    for key, value in details.items():
+        typer.echo(f"{key:>16}: {value}")

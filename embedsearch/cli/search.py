@@ -1,0 +1,112 @@
+"""Commands that find papers: search, similar, eval."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import InputError
+from .app import IndexOpt, JsonOpt, KOpt, app, friendly, open_index
+
+
+def _print_hits(hits, as_json: bool, query: Optional[str] = None) -> None:
+    if as_json:
+        for hit in hits:
+            record = hit.to_json()
+            typer.echo(json.dumps({"query": query, **record} if query is not None else record, ensure_ascii=False))
+        return
+    if query is not None:
+        typer.echo(f"\n# {query}")
+    width = shutil.get_terminal_size((120, 20)).columns
+    id_width = max([len(h.id) for h in hits] + [2])
+    for hit in hits:
+        line = f"{hit.rank:>3}  {hit.score:.3f}  {hit.id:<{id_width}}  {hit.preview}"
+        typer.echo(line if len(line) <= width else line[: width - 1] + "…")
+    if not hits:
+        typer.echo("no results")
+
+
+def _read_queries(file: Path) -> list[str]:
+    from ..search import check_query
+
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{file}: cannot read queries ({exc})") from exc
+    queries = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            try:
+                queries.append(check_query(line))
+            except InputError as exc:
+                raise InputError(f"{file}:{number}: {exc}") from None
+    if not queries:
+        raise InputError(f"{file}: no queries (one per line)")
+    return queries
+
+
+@app.command()
+@friendly
+def search(query: Optional[str] = typer.Argument(None, help="Free-text query."),
+           index: Optional[Path] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt,
+           queries: Optional[Path] = typer.Option(None, "--queries", help="File with one query per line."),
+           mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
+           filters: list[str] = typer.Option([], "--filter", help="FIELD=VALUE or FIELD>=NUMBER; repeatable.")) -> None:
+    """Related abstracts for a free-text query (or every line of --queries)."""
+    if (query is None) == (queries is None):
+        raise InputError("give a QUERY or --queries FILE (not both)")
+    idx = open_index(index)
+    if queries is None:
+        _print_hits(idx.search(query, k, mode=mode, filters=filters), as_json)
+        return
+    batch = _read_queries(queries)
+    for text, hits in zip(batch, idx.search_many(batch, k, mode=mode, filters=filters)):
+        _print_hits(hits, as_json, query=text)
+
+
+@app.command()
+@friendly
+def similar(doc_id: Optional[str] = typer.Argument(None, help="Id of a paper in the index."),
+            text: Optional[str] = typer.Option(None, "--text", help="An abstract's text."),
+            file: Optional[Path] = typer.Option(None, "--file", help="A file holding an abstract."),
+            index: Optional[Path] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt) -> None:
+    """Related papers for a paper in the index, or for a new abstract."""
+    given = [x for x in (doc_id, text, file) if x is not None]
+    if len(given) != 1:
+        raise InputError("give exactly one of DOC_ID, --text or --file")
+    idx = open_index(index)
+    if doc_id is not None:
+        if doc_id not in idx.documents.row_of:
+            raise InputError(f"no document with id {doc_id!r} in {idx.path}; use --text for new abstracts")
+        _print_hits(idx.similar(doc_id, k), as_json)
+        return
+    if file is not None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{file}: cannot read abstract ({exc})") from exc
+    _print_hits(idx.similar_to_text(text or "", k), as_json)
+
+
+@app.command("eval")
+@friendly
+def eval_(beir: Path = typer.Option(..., "--beir", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv."),
+          mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
+          split: str = typer.Option("test", "--split"),
+          as_json: bool = typer.Option(False, "--json", help="One JSON object instead of a table.")) -> None:
+    """nDCG@10, Recall@100 and MRR@10 on a BEIR-format dataset."""
+    from ..evaluate import evaluate_beir
+    from ..search import SearchSettings
+
+    if mode is not None:
+        SearchSettings(mode=mode)
+    result = evaluate_beir(beir, split, mode, progress=True)
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    for key, value in result.items():
+        typer.echo(f"{key:>10}: {value}")
