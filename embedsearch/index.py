@@ -62,9 +62,10 @@ class Index:
         embed = embed or EmbedSettings(model=model)
         embedder = Embedder(embed)
         matrix = embed_documents(embedder, documents, progress, "embedding")
-        cls.from_embeddings(documents, matrix, path, embedder.manifest_entry(), vectors, lexical, search, sources)
+        index = cls.from_embeddings(documents, matrix, path, embedder.manifest_entry(), vectors, lexical, search,
+                                    sources)
         export_query_encoder(embedder)
-        return cls.load(path)
+        return index
 
     @classmethod
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,

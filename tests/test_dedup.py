@@ -124,3 +124,14 @@ def test_cli_json_csv_and_bad_threshold(planted, tmp_path):
     bad = run_cli("dedup", "--index", str(index.path), "--threshold", "1.5")
     assert bad.returncode == 2 and bad.stderr.strip() == "error: threshold must be between 0 and 1, got 1.5"
     assert run_cli("dedup", "--index", str(tmp_path)).returncode == 2
+
+
+def test_cli_against_a_corpus_file(planted, tmp_path, bundled_docs):
+    index, ids, base = planted
+    new = tmp_path / "submissions.jsonl"
+    new.write_text(json.dumps({"id": "s1", "text": base[ids["c"]].text}) + "\n" +
+                   json.dumps({"id": "s2", "text": "Tax law in medieval Flanders and the courts that applied it."}) + "\n")
+    out = run_cli("dedup", "--index", str(index.path), "--against", str(new), "--json", check=True)
+    groups = json.loads(out.stdout)["groups"]
+    assert any(set(g["members"]) >= {ids["c"], "s1"} for g in groups)
+    assert all("s2" not in g["members"] for g in groups)

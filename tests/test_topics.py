@@ -106,3 +106,11 @@ def test_topics_near_a_query_and_cli_json(bundled_index, model):
     near = json.loads(run_cli("topics", "--index", str(bundled_index.path), "--query", "bandit regret", "--json",
                               check=True).stdout)
     assert "regret" in near["topics"][0]["keywords"] and near["topics"][0]["cosine"] > 0
+
+
+def test_search_hits_show_their_topic_label_once_topics_exist(model, bundled_index):
+    table = run_cli("search", "regret bounds for adversarial bandits", "--index", str(bundled_index.path), "-k", "1",
+                    check=True).stdout
+    hit_id = table.split()[2]
+    topic = model.topic_of(hit_id)
+    assert f"[{topic.label if topic else 'unassigned'}]" in table

@@ -11,18 +11,14 @@ import typer
 from .app import IndexOpt, JsonOpt, app, friendly, open_index
 
 
-def _open_against(path: Path, like):
-    """An index folder, or corpus files indexed on the fly with ``like``'s model (through the cache)."""
+def _open_against(path: Path, like, scratch: Path):
+    """An index folder, or a corpus file indexed into ``scratch`` with ``like``'s model (through the cache)."""
+    from ..embed import EmbedSettings
     from ..index import Index
 
     if (path / "manifest.json").exists():
         return Index.load(path)
-    import tempfile
-
-    from ..embed import EmbedSettings
-
-    tmp = Path(tempfile.mkdtemp(prefix="embedsearch-against-"))
-    return Index.from_sources([path], tmp / "index", embed=EmbedSettings(**like.manifest["model"]["settings"]),
+    return Index.from_sources([path], scratch / "index", embed=EmbedSettings(**like.manifest["model"]["settings"]),
                               progress=True)
 
 
@@ -30,17 +26,25 @@ def _open_against(path: Path, like):
 @friendly
 def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
           csv_file: Optional[Path] = typer.Option(None, "--csv", help="Also write every flagged pair to this CSV."),
-          threshold: float = typer.Option(0.95, "--threshold", help="Cosine that alone makes a duplicate."),
-          min_cosine: float = typer.Option(0.80, "--min-cosine", help="Cosine needed before overlap counts."),
-          min_overlap: float = typer.Option(0.50, "--min-overlap", help="Shared word 5-grams (of the shorter)."),
+          threshold: Optional[float] = typer.Option(None, "--threshold",
+                                                    help="Cosine that alone makes a duplicate (default 0.93)."),
+          min_cosine: Optional[float] = typer.Option(None, "--min-cosine",
+                                                     help="Cosine needed before overlap counts (default 0.70)."),
+          min_overlap: Optional[float] = typer.Option(None, "--min-overlap",
+                                                      help="Shared word 5-grams, of the shorter (default 0.60)."),
           against: Optional[Path] = typer.Option(None, "--against",
                                                  help="Existing corpus (index folder or corpus file) to check against.")) -> None:
     """Groups of near-duplicate abstracts, with evidence and which record is kept."""
     from ..dedup import DedupSettings
 
-    settings = DedupSettings(threshold=threshold, min_cosine=min_cosine, min_overlap=min_overlap)
+    given = {"threshold": threshold, "min_cosine": min_cosine, "min_overlap": min_overlap}
+    settings = DedupSettings(**{k: v for k, v in given.items() if v is not None})
+    import tempfile
+
     idx = open_index(index)
-    report = idx.duplicates(settings, against=_open_against(against, idx) if against else None)
+    with tempfile.TemporaryDirectory(prefix="embedsearch-against-") as scratch:
+        reference = _open_against(against, idx, Path(scratch)) if against else None
+        report = idx.duplicates(settings, against=reference)
     if csv_file is not None:
         _write_pairs_csv(report, csv_file)
     if as_json:

@@ -13,7 +13,18 @@ from ..errors import InputError
 from .app import IndexOpt, JsonOpt, KOpt, app, friendly, open_index
 
 
-def _print_hits(hits, as_json: bool, query: Optional[str] = None) -> None:
+def _topic_labels(idx) -> dict[str, str]:
+    """Each paper's topic label, when topics were already computed for this index (never computed here)."""
+    from ..topics import cached
+
+    model = cached(idx)
+    if model is None:
+        return {}
+    labels = {t.id: t.label for t in model.topics()}
+    return {doc_id: labels[t] for doc_id, t in zip(model.ids, model.assignments[0]) if t >= 0}
+
+
+def _print_hits(hits, as_json: bool, query: Optional[str] = None, topics: Optional[dict[str, str]] = None) -> None:
     if as_json:
         for hit in hits:
             record = hit.to_json()
@@ -24,7 +35,8 @@ def _print_hits(hits, as_json: bool, query: Optional[str] = None) -> None:
     width = shutil.get_terminal_size((120, 20)).columns
     id_width = max([len(h.id) for h in hits] + [2])
     for hit in hits:
-        line = f"{hit.rank:>3}  {hit.score:.3f}  {hit.id:<{id_width}}  {hit.preview}"
+        topic = f"[{topics.get(hit.id, 'unassigned')}]  " if topics else ""
+        line = f"{hit.rank:>3}  {hit.score:.3f}  {hit.id:<{id_width}}  {topic}{hit.preview}"
         typer.echo(line if len(line) <= width else line[: width - 1] + "…")
     if not hits:
         typer.echo("no results")
@@ -60,12 +72,13 @@ def search(query: Optional[str] = typer.Argument(None, help="Free-text query."),
     if (query is None) == (queries is None):
         raise InputError("give a QUERY or --queries FILE (not both)")
     idx = open_index(index)
+    topics = None if as_json else _topic_labels(idx)
     if queries is None:
-        _print_hits(idx.search(query, k, mode=mode, filters=filters), as_json)
+        _print_hits(idx.search(query, k, mode=mode, filters=filters), as_json, topics=topics)
         return
     batch = _read_queries(queries)
     for text, hits in zip(batch, idx.search_many(batch, k, mode=mode, filters=filters)):
-        _print_hits(hits, as_json, query=text)
+        _print_hits(hits, as_json, query=text, topics=topics)
 
 
 @app.command()
@@ -82,14 +95,14 @@ def similar(doc_id: Optional[str] = typer.Argument(None, help="Id of a paper in 
     if doc_id is not None:
         if doc_id not in idx.documents.row_of:
             raise InputError(f"no document with id {doc_id!r} in {idx.path}; use --text for new abstracts")
-        _print_hits(idx.similar(doc_id, k), as_json)
+        _print_hits(idx.similar(doc_id, k), as_json, topics=None if as_json else _topic_labels(idx))
         return
     if file is not None:
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{file}: cannot read abstract ({exc})") from exc
-    _print_hits(idx.similar_to_text(text or "", k), as_json)
+    _print_hits(idx.similar_to_text(text or "", k), as_json, topics=None if as_json else _topic_labels(idx))
 
 
 @app.command("eval")

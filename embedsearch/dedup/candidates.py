@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..search import dense_rows
-from .evidence import Shingled, overlap, shared_passages, text_hash
+from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash
 from .report import Candidate, DedupSettings
 
 _CHUNK = 2048
@@ -58,21 +58,22 @@ def across(new, reference, settings: DedupSettings) -> list[Candidate]:
 
 def _score(pairs: dict[tuple[int, int], float], docs_a, docs_b, settings: DedupSettings,
            sides: tuple[int, int]) -> list[Candidate]:
+    """Evidence for every pair. Shingle hashes are kept per document (compact); word lists for quoting
+    passages are built only for the pairs that share text."""
     texts = {0: _texts(docs_a, sorted({a for a, _ in pairs})), 1: _texts(docs_b, sorted({b for _, b in pairs}))}
-    shingled: dict[tuple[int, int], Shingled] = {}
-
-    def shingles(side: int, row: int) -> Shingled:
-        key = (0 if docs_b is docs_a else side, row)
-        if key not in shingled:
-            shingled[key] = Shingled.of(texts[side][row], settings.shingle)
-        return shingled[key]
-
+    same = docs_b is docs_a
+    hashes: dict[tuple[int, int], np.ndarray] = {}
+    for side, rows in texts.items():
+        for row, text in rows.items():
+            key = (0 if same else side, row)
+            if key not in hashes:
+                hashes[key] = shingle_hashes(text, settings.shingle)
     out = []
     for (a, b), cosine in sorted(pairs.items()):
-        sa, sb = shingles(0, a), shingles(1, b)
-        share = overlap(sa, sb)
-        exact = text_hash(sa.text) == text_hash(sb.text)
-        passages = tuple(shared_passages(sa, sb)) if share > 0 else ()
+        text_a, text_b = texts[0][a], texts[1][b]
+        share = containment(hashes[(0, a)], hashes[(0 if same else 1, b)])
+        exact = text_hash(text_a) == text_hash(text_b)
+        passages = tuple(shared_passages(Shingled.of(text_a), Shingled.of(text_b))) if share > 0 else ()
         out.append(Candidate(docs_a.ids[a], docs_b.ids[b], float(min(cosine, 1.0)), share, exact, passages,
                              (sides[0], a), (sides[1], b)))
     return out

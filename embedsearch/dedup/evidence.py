@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+import numpy as np
+
 _WORD = re.compile(r"\w+")
 _NOT_WORD = re.compile(r"[\W_]+")
 
@@ -37,6 +39,20 @@ class Shingled:
         n = min(size, len(words)) or 1
         grams = frozenset(hash(words[i:i + n]) for i in range(max(1, len(words) - n + 1)))
         return cls(text, words, tuple(m.span() for m in matches), grams)
+
+
+def shingle_hashes(text: str, size: int = 5) -> np.ndarray:
+    """Sorted unique hashes of the text's word n-grams: about 1 KB per abstract, so a 100,000-abstract
+    run keeps them all in memory cheaply."""
+    words = tuple(m.group().casefold() for m in _WORD.finditer(text))
+    n = min(size, len(words)) or 1
+    return np.unique(np.fromiter((hash(words[i:i + n]) for i in range(max(1, len(words) - n + 1))), dtype=np.int64))
+
+
+def containment(a: np.ndarray, b: np.ndarray) -> float:
+    """Share of the smaller shingle set found in the other (1.0 = fully contained)."""
+    smaller = min(len(a), len(b))
+    return np.intersect1d(a, b, assume_unique=True).size / smaller if smaller else 0.0
 
 
 def overlap(a: Shingled, b: Shingled) -> float:
