@@ -77,6 +77,8 @@ def test_default_index_is_the_bundled_corpus():
     (["build", "{root}/bad.jsonl", "--index", "{index}"], "bad.jsonl:2: invalid JSON"),
     (["build", "{root}/missing.jsonl", "--index", "{index}"], "missing.jsonl: no such file"),
     (["remove", "ghost", "--index", "{index}"], "no document with id 'ghost'"),
+    (["dedup", "--index", "{index}", "--csv", "{root}/no/such/dir/pairs.csv"], "pairs.csv: No such file or directory"),
+    (["search", "x", "--index", "{index}", "--filter", "year>=2020"], "filter on unknown field 'year'"),
 ])
 def test_bad_input_is_one_line_exit_2_and_changes_nothing(built, args, message):
     root, index = built

@@ -29,6 +29,10 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
         except EmbedsearchError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except OSError as exc:  # an output path that cannot be written, a file that vanished mid-run
+            where = f"{exc.filename}: " if exc.filename else ""
+            typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
+            raise typer.Exit(2) from None
         except KeyboardInterrupt:
             typer.echo("interrupted; nothing was changed on disk", err=True)
             raise typer.Exit(130) from None
