@@ -133,10 +133,13 @@ class Embedder:
     def manifest_entry(self) -> dict:
         return {"name": self.settings.model, **self.info, "settings": asdict(self.settings)}
 
-    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None,
-              chunk: int = 256) -> np.ndarray:
+    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, chunk: int = 256,
+              encode: Callable[[list[str]], np.ndarray] | None = None) -> np.ndarray:
         """Vectors for ``texts`` in order; ``progress`` is called with the number of texts done.
-        ``computed`` counts the texts that needed the model."""
+        ``encode`` computes the window strings missing from the cache (default: this process's model;
+        ``distributed.ray_encoder`` runs the same batch function on a Ray cluster). ``computed`` counts
+        the texts that needed the model."""
+        encode = encode or (lambda pieces: encode_pieces(pieces, self.model, self.settings))
         out = np.zeros((len(texts), self.info["dimension"]), dtype=np.float32)
         for start in range(0, len(texts), chunk):
             part = texts[start:start + chunk]
@@ -149,7 +152,7 @@ class Embedder:
                 if k in found:
                     vectors[i] = found[k]
             if missing:
-                fresh = encode_pieces([pieces[i] for i in missing], self.model, self.settings)
+                fresh = np.asarray(encode([pieces[i] for i in missing]), dtype=np.float32)
                 vectors[missing] = fresh
                 self.cache.put_many([keys[i] for i in missing], fresh)
                 self.computed += len({owners[i] for i in missing})

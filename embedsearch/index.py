@@ -23,6 +23,7 @@ from .writer import check_unique, embed_documents, export_query_encoder, write_v
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport
+    from .distributed import RaySettings
     from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"
@@ -52,8 +53,9 @@ class Index:
     def build(cls, documents: Sequence[Document], path: str | Path, model: str = DEFAULT_MODEL,
               embed: EmbedSettings | None = None, vectors: vec.VectorSettings = vec.VectorSettings(),
               lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
-              progress: bool = False, sources: Sequence[str] = ()) -> "Index":
-        """Embed ``documents`` (through the cache) and write a new index at ``path``, replacing any there."""
+              progress: bool = False, sources: Sequence[str] = (), ray: "RaySettings | None" = None) -> "Index":
+        """Embed ``documents`` (through the cache; on a Ray cluster with ``ray``) and write a new index at
+        ``path``, replacing any there."""
         from .embed import Embedder
 
         documents = list(documents)
@@ -61,7 +63,7 @@ class Index:
         path = Path(path)
         embed = embed or EmbedSettings(model=model)
         embedder = Embedder(embed)
-        matrix = embed_documents(embedder, documents, progress, "embedding")
+        matrix = embed_documents(embedder, documents, progress, "embedding", ray)
         index = cls.from_embeddings(documents, matrix, path, embedder.manifest_entry(), vectors, lexical, search,
                                     sources)
         export_query_encoder(embedder)

@@ -29,15 +29,21 @@ def check_unique(documents: Sequence[Document]) -> None:
         seen.add(doc.id)
 
 
-def embed_documents(embedder, documents: Sequence[Document], progress: bool, label: str) -> np.ndarray:
-    """Vectors for ``documents`` through the embedder's cache, with a progress bar on stderr if asked."""
+def embed_documents(embedder, documents: Sequence[Document], progress: bool, label: str, ray=None) -> np.ndarray:
+    """Vectors for ``documents`` through the embedder's cache, with a progress bar on stderr if asked;
+    with ``ray`` (a ``distributed.RaySettings``), texts missing from the cache are encoded on Ray."""
     texts = [d.embed_text for d in documents]
+    options = {}
+    if ray is not None:
+        from .distributed import ray_encoder
+
+        options = {"encode": ray_encoder(embedder.settings, ray), "chunk": ray.chunk}
     if not progress:
-        return embedder.embed(texts)
+        return embedder.embed(texts, **options)
     from tqdm import tqdm
 
     with tqdm(total=len(texts), desc=label, unit="doc", file=sys.stderr, dynamic_ncols=True) as bar:
-        return embedder.embed(texts, progress=bar.update)
+        return embedder.embed(texts, progress=bar.update, **options)
 
 
 def write_version(path: Path, documents: list[Document], matrix: np.ndarray, index,

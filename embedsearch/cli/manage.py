@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from ..errors import InputError
 from .app import IndexOpt, JsonOpt, app, friendly, open_index
 
 
@@ -37,15 +38,28 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
           index_type: str = typer.Option("auto", "--index-type", help="auto, flat, hnsw or ivfpq."),
           max_windows: int = typer.Option(8, "--max-windows", min=1,
                                           help="Windows averaged per long abstract (1 = truncate)."),
-          skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them.")) -> None:
+          skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them."),
+          engine: str = typer.Option("local", "--engine", help="local, or ray (pip install 'embedsearch[ray]')."),
+          ray_address: Optional[str] = typer.Option(None, "--ray-address",
+                                                    help="auto (this machine's cluster) or ray://HOST:PORT."),
+          workers: Optional[int] = typer.Option(None, "--workers", help="Ray actors (default: GPUs, else CPUs).")) -> None:
     """Index a corpus (replaces the index atomically; unchanged texts come from the cache)."""
     from ..embed import EmbedSettings
     from ..index import Index
     from ..vectors import VectorSettings
 
+    if engine not in ("local", "ray"):
+        raise InputError(f"unknown engine {engine!r}; choose local or ray")
+    if engine == "local" and (ray_address or workers):
+        raise InputError("--ray-address and --workers need --engine ray")
+    ray = None
+    if engine == "ray":
+        from ..distributed import RaySettings
+
+        ray = RaySettings(address=ray_address, workers=workers)
     idx = Index.from_sources(sources, index, _fields(id_field, title_field, text_field), skip_invalid,
                              embed=EmbedSettings(model=model, max_windows=max_windows),
-                             vectors=VectorSettings(index_type=index_type), progress=True)
+                             vectors=VectorSettings(index_type=index_type), progress=True, ray=ray)
     _report_skipped(idx.skipped)
     typer.echo(f"indexed {len(idx)} documents into {idx.path} ({idx.manifest['index']['type']})", err=True)
 

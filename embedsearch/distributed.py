@@ -1,0 +1,107 @@
+"""The Ray engine: the batch function the local path uses (``embed.encode_pieces``), run as a Ray Data
+``map_batches`` job over an actor pool, so each actor loads the model once (on a GPU when the cluster
+has them). Nothing here is imported unless ``--engine ray`` is asked for; Ray is an optional extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .embed import EmbedSettings
+from .errors import EmbedsearchError, InputError, require
+
+
+@dataclass(frozen=True)
+class RaySettings:
+    """Where and how wide to run. ``address``: None starts a local Ray, ``"auto"`` joins the cluster this
+    machine belongs to, ``"ray://host:10001"`` a remote one. ``workers``: actors in the pool (default:
+    one per GPU, else one per CPU in the cluster). ``chunk``: texts per Ray job (bounds driver memory)."""
+
+    address: str | None = None
+    workers: int | None = None
+    batch_size: int = 256
+    chunk: int = 50_000
+
+    def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            raise InputError(f"--workers must be at least 1, got {self.workers}")
+
+
+def connect(settings: RaySettings):
+    """Start or join Ray once per process; a cluster that cannot be reached is a one-line error."""
+    ray = require("ray", "ray")
+    require("ray.data", "ray")
+    if ray.is_initialized():
+        return ray
+    _probe(settings.address)
+    try:
+        ray.init(address=settings.address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                 logging_level="ERROR")
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise EmbedsearchError(f"cannot reach a Ray cluster at {settings.address!r} ({first}); start one with "
+                               "`ray start --head` or pass the right --ray-address") from exc
+    return ray
+
+
+def _probe(address: str | None, timeout: float = 5.0) -> None:
+    """Fail fast on an address nobody answers at: ``ray.init`` itself retries for minutes."""
+    import socket
+
+    if address in (None, "auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise InputError(f"--ray-address {address!r}: expected auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise EmbedsearchError(f"cannot reach a Ray cluster at {address!r} ({exc.strerror or exc}); start one with "
+                               "`ray start --head` or pass the right --ray-address") from None
+
+
+class EncodeActor:
+    """One model per actor; each call embeds a batch of window strings with the local batch function."""
+
+    def __init__(self, settings: dict, threads: int):
+        import torch
+
+        from .embed import load_model
+
+        torch.set_num_threads(max(1, threads))
+        self.settings = EmbedSettings(**settings)
+        self.model = load_model(self.settings.model, self.settings.device)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from .embed import encode_pieces
+
+        return {"row": batch["row"], "vector": encode_pieces(list(batch["text"]), self.model, self.settings)}
+
+
+def ray_encoder(settings: EmbedSettings, ray_settings: RaySettings = RaySettings()
+                ) -> Callable[[list[str]], np.ndarray]:
+    """A drop-in for ``Embedder.embed(..., encode=...)`` that encodes on the Ray cluster."""
+    ray = connect(ray_settings)
+
+    def encode(pieces: list[str]) -> np.ndarray:
+        resources = ray.cluster_resources()
+        gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
+        workers = ray_settings.workers or (gpus or cpus)
+        per_actor = 1 if gpus else max(1, cpus // workers)
+        dataset = ray.data.from_items([{"row": i, "text": p} for i, p in enumerate(pieces)])
+        vectors = dataset.map_batches(
+            EncodeActor, fn_constructor_kwargs={"settings": asdict(settings), "threads": per_actor},
+            batch_size=ray_settings.batch_size, compute=ray.data.ActorPoolStrategy(size=workers),
+            num_gpus=1 if gpus else 0,
+            num_cpus=0 if gpus else per_actor, batch_format="numpy")
+        rows, parts = [], []
+        for batch in vectors.iter_batches(batch_format="numpy", batch_size=None):
+            rows.append(batch["row"])
+            parts.append(batch["vector"])
+        order = np.argsort(np.concatenate(rows), kind="stable")
+        return np.concatenate(parts)[order].astype(np.float32)
+
+    return encode
