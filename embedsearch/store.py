@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -95,21 +95,6 @@ def atomic_folder(path: Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def copy_into(source: Path, folder: Path, names: Callable[[str], bool] = lambda name: True) -> None:
-    """Hard-link (or copy) unchanged files of ``source`` into a new version's folder."""
-    for item in source.iterdir():
-        if item.name == MANIFEST or not names(item.name):
-            continue
-        target = folder / item.name
-        if item.is_dir():
-            shutil.copytree(item, target)
-            continue
-        try:
-            os.link(item, target)
-        except OSError:
-            shutil.copy2(item, target)
 
 
 def _fsync_tree(folder: Path) -> None:

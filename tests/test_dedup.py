@@ -5,7 +5,7 @@ import pytest
 
 from embedsearch import Document, Index, InputError, ModelMismatchError
 from embedsearch.dedup import DedupSettings
-from embedsearch.dedup.evidence import Shingled, normalise, overlap, shared_passages
+from embedsearch.dedup.evidence import Shingled, containment, normalise, shared_passages, shingle_hashes
 from embedsearch.dedup.groups import connected
 
 from conftest import run_cli
@@ -34,10 +34,9 @@ def planted(tmp_path_factory, bundled_docs):
 
 def test_evidence_helpers():
     assert normalise("Hello,  WORLD!\n") == "hello world"
-    one = Shingled.of("the cat sat on the mat with a hat today")
-    two = Shingled.of("yesterday the cat sat on the mat with a hat")
-    assert overlap(one, two) == pytest.approx(5 / 6)
-    assert shared_passages(one, two) == ["the cat sat on the mat with a hat"]
+    first, second = "the cat sat on the mat with a hat today", "yesterday the cat sat on the mat with a hat"
+    assert containment(shingle_hashes(first), shingle_hashes(second)) == pytest.approx(5 / 6)
+    assert shared_passages(Shingled.of(first), Shingled.of(second)) == ["the cat sat on the mat with a hat"]
     assert connected([(3, 1), (1, 2), (5, 6)]) == [[1, 2, 3], [5, 6]]
 
 

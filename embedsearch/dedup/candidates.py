@@ -62,17 +62,18 @@ def _score(pairs: dict[tuple[int, int], float], docs_a, docs_b, settings: DedupS
     passages are built only for the pairs that share text."""
     texts = {0: _texts(docs_a, sorted({a for a, _ in pairs})), 1: _texts(docs_b, sorted({b for _, b in pairs}))}
     same = docs_b is docs_a
-    hashes: dict[tuple[int, int], np.ndarray] = {}
+    hashes: dict[tuple[int, int], tuple[np.ndarray, bytes]] = {}
     for side, rows in texts.items():
         for row, text in rows.items():
             key = (0 if same else side, row)
             if key not in hashes:
-                hashes[key] = shingle_hashes(text, settings.shingle)
+                hashes[key] = (shingle_hashes(text, settings.shingle), text_hash(text))
     out = []
     for (a, b), cosine in sorted(pairs.items()):
         text_a, text_b = texts[0][a], texts[1][b]
-        share = containment(hashes[(0, a)], hashes[(0 if same else 1, b)])
-        exact = text_hash(text_a) == text_hash(text_b)
+        (grams_a, norm_a), (grams_b, norm_b) = hashes[(0, a)], hashes[(0 if same else 1, b)]
+        share = containment(grams_a, grams_b)
+        exact = norm_a == norm_b
         passages = tuple(shared_passages(Shingled.of(text_a), Shingled.of(text_b))) if share > 0 else ()
         out.append(Candidate(docs_a.ids[a], docs_b.ids[b], float(min(cosine, 1.0)), share, exact, passages,
                              (sides[0], a), (sides[1], b)))

@@ -25,20 +25,16 @@ def text_hash(text: str) -> bytes:
 
 @dataclass(frozen=True)
 class Shingled:
-    """A text's words (with character spans, for quoting) and its set of hashed word n-grams."""
+    """A text's lower-cased words with their character spans, for finding and quoting shared passages."""
 
     text: str
     words: tuple[str, ...]
     spans: tuple[tuple[int, int], ...]
-    shingles: frozenset[int]
 
     @classmethod
-    def of(cls, text: str, size: int = 5) -> "Shingled":
+    def of(cls, text: str) -> "Shingled":
         matches = list(_WORD.finditer(text))
-        words = tuple(m.group().casefold() for m in matches)
-        n = min(size, len(words)) or 1
-        grams = frozenset(hash(words[i:i + n]) for i in range(max(1, len(words) - n + 1)))
-        return cls(text, words, tuple(m.span() for m in matches), grams)
+        return cls(text, tuple(m.group().casefold() for m in matches), tuple(m.span() for m in matches))
 
 
 def shingle_hashes(text: str, size: int = 5) -> np.ndarray:
@@ -53,12 +49,6 @@ def containment(a: np.ndarray, b: np.ndarray) -> float:
     """Share of the smaller shingle set found in the other (1.0 = fully contained)."""
     smaller = min(len(a), len(b))
     return np.intersect1d(a, b, assume_unique=True).size / smaller if smaller else 0.0
-
-
-def overlap(a: Shingled, b: Shingled) -> float:
-    """Containment: the share of the shorter text's shingles found in the other (1.0 = fully contained)."""
-    smaller = min(len(a.shingles), len(b.shingles))
-    return len(a.shingles & b.shingles) / smaller if smaller else 0.0
 
 
 def shared_passages(a: Shingled, b: Shingled, min_words: int = 8, most: int = 3) -> list[str]:
