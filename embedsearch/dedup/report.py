@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InputError
@@ -131,9 +131,6 @@ class DuplicateReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"groups": [g.to_json() for g in self.groups]}
-
-    def settings_json(self) -> dict[str, Any]:
-        return asdict(self.settings)
 
 
 def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]]) -> tuple[DuplicateGroup, ...]:
