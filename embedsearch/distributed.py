@@ -1,12 +1,17 @@
-"""The Ray engine: the batch function the local path uses (``embed.encode_pieces``), run as a Ray Data
-``map_batches`` job over an actor pool, so each actor loads the model once (on a GPU when the cluster
-has them). Nothing here is imported unless ``--engine ray`` is asked for; Ray is an optional extra.
+"""The Ray engine: the batch functions the local path uses, run on a Ray cluster.
+
+Embedding (``embed.encode_pieces``) runs as a Ray Data ``map_batches`` job over an actor pool, so each
+actor loads the model once (on a GPU when the cluster has them); other jobs (filling the shards of an
+IVF index, assigning documents to topics, finding duplicate candidates per IVF list) run as Ray tasks
+through ``RayMap``. Nothing here is imported unless ``--engine ray`` is asked for; Ray is an optional extra.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -105,3 +110,50 @@ def ray_encoder(settings: EmbedSettings, ray_settings: RaySettings = RaySettings
         return np.concatenate(parts)[order].astype(np.float32)
 
     return encode
+
+
+def _run_task(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+    import faiss
+    import ray
+
+    faiss.omp_set_num_threads(1)
+    return ray.get_runtime_context().get_node_id(), fn(*args)
+
+
+class RayMap:
+    """``map(fn, jobs)`` as one Ray task per job, spread over the cluster's nodes. Ray retries a task
+    whose worker dies; a job that still fails raises here, before anything is written. ``nodes``
+    counts the jobs each node ran."""
+
+    def __init__(self, settings: RaySettings = RaySettings()):
+        self.settings = settings
+        self.nodes: Counter[str] = Counter()
+
+    def __call__(self, fn: Callable[..., Any], jobs: Sequence[tuple]) -> list:
+        ray = connect(self.settings)
+        task = ray.remote(num_cpus=1, max_retries=3, scheduling_strategy="SPREAD")(_run_task)
+        refs = [task.remote(fn, *job) for job in _put_arrays(ray, jobs)]
+        try:
+            done = ray.get(refs)
+        except ray.exceptions.RayError as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
+            raise EmbedsearchError(f"a Ray task failed after retries ({first}); nothing was written, "
+                                   "run the job again") from exc
+        self.nodes.update(node for node, _ in done)
+        return [result for _, result in done]
+
+
+def _put_arrays(ray, jobs: Sequence[tuple]) -> list[list[Any]]:
+    """Arrays and models go to the object store once each, however many jobs share them."""
+    refs: dict[int, Any] = {}
+    out = []
+    for job in jobs:
+        args = []
+        for value in job:
+            if not isinstance(value, int | float | str | bool | None):
+                if id(value) not in refs:
+                    refs[id(value)] = ray.put(value)
+                value = refs[id(value)]
+            args.append(value)
+        out.append(args)
+    return out

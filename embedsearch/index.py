@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import filters as flt
+from . import ivf
 from . import lexical as lex
 from . import store
 from . import vectors as vec
@@ -65,7 +66,7 @@ class Index:
         embedder = Embedder(embed)
         matrix = embed_documents(embedder, documents, progress, "embedding", ray)
         index = cls.from_embeddings(documents, matrix, path, embedder.manifest_entry(), vectors, lexical, search,
-                                    sources)
+                                    sources, ray)
         export_query_encoder(embedder)
         return index
 
@@ -73,21 +74,25 @@ class Index:
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
                         model: dict[str, Any], vectors: vec.VectorSettings = vec.VectorSettings(),
                         lexical: lex.LexicalSettings = lex.LexicalSettings(),
-                        search: SearchSettings = SearchSettings(), sources: Sequence[str] = ()) -> "Index":
+                        search: SearchSettings = SearchSettings(), sources: Sequence[str] = (),
+                        ray: "RaySettings | None" = None) -> "Index":
         """Write an index from vectors computed elsewhere (a distributed job, another cache).
 
-        ``model`` is the manifest entry of the model that made them (``Embedder.manifest_entry()``).
+        ``model`` is the manifest entry of the model that made them (``Embedder.manifest_entry()``);
+        with ``ray``, the shards of a large (IVF) index are filled as Ray tasks.
         """
         documents = list(documents)
         check_unique(documents)
         if embeddings.shape[0] != len(documents):
             raise InputError(f"{embeddings.shape[0]} vectors for {len(documents)} documents")
-        index = vec.build(embeddings, vectors)
+        kind = vectors.choose(len(documents))
         manifest = store.new_manifest(
             documents=len(documents), model=model, sources=[str(s) for s in sources],
-            index={"type": vec.kind_of(index), "settings": asdict(vectors)}, lexical=asdict(lexical),
+            index={"type": kind, "ondisk": kind == "ivfpq", "settings": asdict(vectors)}, lexical=asdict(lexical),
             search=asdict(search))
-        write_version(Path(path), documents, embeddings, index, manifest)
+        options = {"map_shards": _job_map(ray)} if kind == "ivfpq" else {}
+        write_version(Path(path), documents, embeddings, lambda file: vec.save(file, embeddings, vectors, **options),
+                      manifest)
         return cls.load(path)
 
     @classmethod
@@ -135,7 +140,7 @@ class Index:
 
     @cached_property
     def faiss_index(self):
-        return vec.read(self.path / store.VECTORS, mmap=self.manifest["index"]["type"] == "ivfpq")
+        return vec.read(self.path / store.VECTORS)
 
     @cached_property
     def embeddings(self) -> np.ndarray:
@@ -209,14 +214,16 @@ class Index:
                 "built_at": m["built_at"], "updated_at": m["updated_at"], "format_version": m["format_version"],
                 "package_version": m["package_version"]}
 
-    def topics(self, settings: "TopicSettings | None" = None, **overrides: Any) -> "TopicModel":
-        """Topics of this index (UMAP + HDBSCAN), fitted once per index version and settings, then reused."""
+    def topics(self, settings: "TopicSettings | None" = None, ray: "RaySettings | None" = None,
+               **overrides: Any) -> "TopicModel":
+        """Topics of this index (UMAP + HDBSCAN), fitted once per index version and settings, then reused;
+        with ``ray``, documents outside the fitted sample are assigned on the cluster."""
         from .topics import TopicSettings, fit
 
-        return fit(self, replace(settings or TopicSettings(), **overrides))
+        return fit(self, replace(settings or TopicSettings(), **overrides), _job_map(ray))
 
     def duplicates(self, settings: "DedupSettings | None" = None, against: "Index | None" = None,
-                   **overrides: Any) -> "DuplicateReport":
+                   ray: "RaySettings | None" = None, **overrides: Any) -> "DuplicateReport":
         """Near-duplicate groups inside this index, or each abstract's matches in ``against`` (cross-set)."""
         from .dedup import DedupSettings, find_duplicates, find_duplicates_against
 
@@ -224,7 +231,7 @@ class Index:
         if len(self) == 0:
             raise InputError(f"{self.path} is empty; add documents before looking for duplicates")
         if against is None:
-            return find_duplicates(self, settings)
+            return find_duplicates(self, settings, _job_map(ray))
         if against.manifest["model"]["fingerprint"] != self.manifest["model"]["fingerprint"]:
             raise ModelMismatchError(
                 f"{against.path} was built with model {against.model_name!r} and {self.path} with "
@@ -244,9 +251,13 @@ class Index:
         embedder = Embedder(EmbedSettings(**self.manifest["model"]["settings"]))
         self._check_fingerprint(embedder.fingerprint, embedder.settings.model)
         matrix = embed_documents(embedder, documents, progress, "embedding new")
-        index = vec.read(self.path / store.VECTORS)
-        vec.add(index, matrix)
-        self._write([*self.documents, *documents], np.concatenate([np.asarray(self.embeddings), matrix]), index)
+        everything = np.concatenate([np.asarray(self.embeddings), matrix])
+        if self.manifest["index"].get("ondisk"):
+            self._write([*self.documents, *documents], everything, self._refill(everything))
+        else:
+            index = vec.read(self.path / store.VECTORS)
+            vec.add(index, matrix)
+            self._write([*self.documents, *documents], everything, lambda file: vec.write(index, file))
         return self._reload()
 
     def remove(self, ids: Iterable[str]) -> "Index":
@@ -260,14 +271,19 @@ class Index:
         if len(keep) == 0:
             raise InputError(f"removing {len(ids)} ids would leave {self.path} empty; delete the folder instead")
         matrix = np.asarray(self.embeddings[keep])
-        settings = vec.VectorSettings(**self.manifest["index"]["settings"])
-        index = vec.rebuild(self.faiss_index, matrix, settings)
-        self._write([d for r, d in enumerate(self.documents) if r not in drop], matrix, index)
+        self._write([d for r, d in enumerate(self.documents) if r not in drop], matrix, self._refill(matrix))
         return self._reload()
 
-    def _write(self, documents: list[Document], matrix: np.ndarray, index) -> None:
+    def _refill(self, matrix: np.ndarray):
+        """A writer that re-indexes ``matrix`` as the same kind of index, reusing a trained IVF quantizer."""
+        entry = self.manifest["index"]
+        settings = vec.VectorSettings(**{**entry["settings"], "index_type": entry["type"]})
+        trained = ivf.read_trained(self.path / store.VECTORS) if entry.get("ondisk") else None
+        return lambda file: vec.save(file, matrix, settings, trained=trained)
+
+    def _write(self, documents: list[Document], matrix: np.ndarray, write_vectors) -> None:
         manifest = {**self.manifest, "documents": len(documents), "updated_at": store.new_manifest()["updated_at"]}
-        write_version(self.path, documents, matrix, index, manifest)
+        write_version(self.path, documents, matrix, write_vectors, manifest)
 
     def _reload(self) -> "Index":
         fresh = Index.load(self.path)
@@ -286,6 +302,15 @@ class Index:
             raise ModelMismatchError(
                 f"{self.path} was built with model {expected['name']!r} (fingerprint {expected['fingerprint']}), "
                 f"not {model!r} ({fingerprint}); use that model or rebuild with `embedsearch build --model`")
+
+
+def _job_map(ray: "RaySettings | None"):
+    """Where parallel jobs (IVF shards, topic assignment, duplicate candidates) run: here, or as Ray tasks."""
+    if ray is None:
+        return ivf.local_map
+    from .distributed import RayMap
+
+    return RayMap(ray)
 
 
 def _check_k(k: int) -> None:

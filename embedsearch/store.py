@@ -1,7 +1,7 @@
 """The index folder: manifest, format version, atomic replacement, validation on load.
 
-A folder holds ``manifest.json`` (written last), the documents, ``embeddings.npy`` and
-``vectors.faiss``. Every change is built in a temporary sibling folder and swapped in by
+A folder holds ``manifest.json`` (written last), the documents, ``embeddings.npy``,
+``vectors.faiss`` (with ``vectors.ivfdata`` for an on-disk IVF index), the BM25 index and metadata. Every change is built in a temporary sibling folder and swapped in by
 rename, so a crash or Ctrl-C leaves either the old index or the new one, never a mix.
 """
 
@@ -65,7 +65,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
     if version > FORMAT_VERSION:
         raise IndexStoreError(f"{path}: index format {version} is newer than this embedsearch reads "
                               f"({FORMAT_VERSION}); upgrade with `pip install -U embedsearch`")
-    for name in REQUIRED:
+    ondisk = ("vectors.ivfdata",) if manifest.get("index", {}).get("ondisk") else ()
+    for name in (*REQUIRED, *ondisk):
         if not (path / name).exists():
             raise IndexStoreError(f"{path}: {name} is missing; rebuild with `embedsearch build`")
     return manifest

@@ -7,35 +7,46 @@ so inner product is cosine similarity.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from . import ivf
 from .errors import IndexStoreError, InputError
 
 INDEX_TYPES = ("auto", "flat", "hnsw", "ivfpq")
+IVF_CODECS = ("auto", "pq", "sq8")
 
 
 @dataclass(frozen=True)
 class VectorSettings:
-    """Which FAISS index to build and how to search it; defaults scale with corpus size."""
+    """Which FAISS index to build and how to search it; defaults scale with corpus size.
+
+    At ``compress_above`` vectors and beyond, the index is IVF (see ``ivf``): trained on ``train_sample``
+    vectors, filled in shards of ``shard_size`` and kept on disk. ``ivf_codec`` ``auto`` stores SQ8
+    codes below ``sq_below`` vectors and PQ codes (``pq_bytes``, default dim/4) from there on.
+    """
 
     index_type: str = "auto"
     exact_below: int = 50_000
-    compress_above: int = 2_000_000
+    compress_above: int = 1_000_000
     hnsw_m: int = 32
     hnsw_ef_construction: int = 80
     hnsw_ef_search: int = 128
     ivf_lists: int | None = None
+    ivf_codec: str = "auto"
+    sq_below: int = 200_000
     pq_bytes: int | None = None
     nprobe: int = 32
     train_sample: int = 100_000
+    shard_size: int = 250_000
 
     def __post_init__(self) -> None:
         if self.index_type not in INDEX_TYPES:
             raise InputError(f"unknown index type {self.index_type!r}; choose one of {', '.join(INDEX_TYPES)}")
+        if self.ivf_codec not in IVF_CODECS:
+            raise InputError(f"unknown IVF codec {self.ivf_codec!r}; choose one of {', '.join(IVF_CODECS)}")
 
     def choose(self, n: int) -> str:
         if self.index_type != "auto":
@@ -52,7 +63,7 @@ def _faiss():
 
 
 def build(vectors: np.ndarray, settings: VectorSettings = VectorSettings()):
-    """A FAISS index over ``vectors`` (rows are unit float32 vectors)."""
+    """An in-memory FAISS index over ``vectors`` (rows are unit float32 vectors)."""
     faiss = _faiss()
     n, dim = vectors.shape
     kind = settings.choose(n)
@@ -63,27 +74,22 @@ def build(vectors: np.ndarray, settings: VectorSettings = VectorSettings()):
         index.hnsw.efConstruction = settings.hnsw_ef_construction
         index.hnsw.efSearch = settings.hnsw_ef_search
     else:
-        lists = settings.ivf_lists or max(1, min(65_536, int(4 * math.sqrt(max(n, 1)))))
-        pq = settings.pq_bytes or _pq_bytes(dim)
-        if n < 39 * lists or n < 256:
-            raise InputError(f"ivfpq needs at least {max(39 * lists, 256)} vectors to train, got {n}; "
-                             "use --index-type flat or hnsw")
-        index = faiss.index_factory(dim, f"IVF{lists},PQ{pq}x8", faiss.METRIC_INNER_PRODUCT)
-        index.train(_sample(vectors, settings.train_sample))
-        index.nprobe = settings.nprobe
+        index = ivf.train(vectors, settings)
     add(index, vectors)
     return index
 
 
-def _pq_bytes(dim: int) -> int:
-    return next(m for m in (64, 48, 32, 24, 16, 8, 4, 2, 1) if dim % m == 0 and m <= dim // 4 or m == 1)
-
-
-def _sample(vectors: np.ndarray, size: int) -> np.ndarray:
-    if len(vectors) <= size:
-        return np.ascontiguousarray(vectors, dtype=np.float32)
-    rows = np.sort(np.random.default_rng(0).choice(len(vectors), size, replace=False))
-    return np.ascontiguousarray(vectors[rows], dtype=np.float32)
+def save(path: Path, vectors: np.ndarray, settings: VectorSettings, trained=None,
+         map_shards: ivf.ShardMap = ivf.local_map) -> str:
+    """Build the index ``settings`` choose for ``vectors`` and write it at ``path``; an IVF index is
+    filled shard by shard with ``map_shards`` (optionally reusing a ``trained`` quantizer) and merged
+    on disk next to ``path``. Returns the kind built."""
+    kind = settings.choose(len(vectors))
+    if kind == "ivfpq":
+        ivf.write_sharded(path.parent, path.name, vectors, settings, trained, map_shards)
+    else:
+        write(build(vectors, VectorSettings(**{**settings.__dict__, "index_type": kind})), path)
+    return kind
 
 
 def kind_of(index) -> str:
@@ -103,16 +109,6 @@ def is_exact(index) -> bool:
 def add(index, vectors: np.ndarray, chunk: int = 65_536) -> None:
     for start in range(0, len(vectors), chunk):
         index.add(np.ascontiguousarray(vectors[start:start + chunk], dtype=np.float32))
-
-
-def rebuild(index, vectors: np.ndarray, settings: VectorSettings):
-    """Re-index ``vectors`` after rows were removed, reusing a trained quantizer when there is one."""
-    if kind_of(index) == "ivfpq" and len(vectors) > 0:
-        fresh = _faiss().clone_index(index)
-        fresh.reset()
-        add(fresh, vectors)
-        return fresh
-    return build(vectors, VectorSettings(**{**settings.__dict__, "index_type": kind_of(index)}))
 
 
 def search(index, queries: np.ndarray, k: int,
@@ -138,14 +134,22 @@ def search(index, queries: np.ndarray, k: int,
 
 
 def write(index, path: Path) -> None:
-    _faiss().write_index(index, str(path))
+    """Write ``index`` at ``path``; an IVF index's lists go on disk next to it."""
+    if kind_of(index) == "ivfpq":
+        ivf.write_ondisk(index, path.parent, path.name)
+    else:
+        _faiss().write_index(index, str(path))
 
 
-def read(path: Path, mmap: bool = False):
+def read(path: Path):
+    """Open an index file; on-disk IVF lists are memory-mapped from the same folder, not loaded."""
     faiss = _faiss()
+    ondisk = (path.parent / ivf.IVFDATA).exists()
     try:
-        flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
-        return faiss.read_index(str(path), flags)
+        if ondisk:
+            with ivf.quiet_stdout():
+                return faiss.read_index(str(path), faiss.IO_FLAG_ONDISK_SAME_DIR | faiss.IO_FLAG_READ_ONLY)
+        return faiss.read_index(str(path))
     except RuntimeError as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "unreadable"
         raise IndexStoreError(f"{path}: FAISS file is corrupted ({reason[:120]}); rebuild with `embedsearch build`") \

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,6 @@ import numpy as np
 from . import filters as flt
 from . import lexical as lex
 from . import store
-from . import vectors as vec
 from .corpus import Document
 from .docstore import write_documents
 from .errors import InputError
@@ -46,13 +45,14 @@ def embed_documents(embedder, documents: Sequence[Document], progress: bool, lab
         return embedder.embed(texts, progress=bar.update, **options)
 
 
-def write_version(path: Path, documents: list[Document], matrix: np.ndarray, index,
-                  manifest: dict[str, Any]) -> None:
-    """Write every part of an index into a fresh folder and swap it in atomically."""
+def write_version(path: Path, documents: list[Document], matrix: np.ndarray,
+                  write_vectors: Callable[[Path], Any], manifest: dict[str, Any]) -> None:
+    """Write every part of an index into a fresh folder and swap it in atomically;
+    ``write_vectors(file)`` writes the FAISS index at ``file``."""
     with store.atomic_folder(path) as tmp:
         write_documents(tmp, documents)
         np.save(tmp / store.EMBEDDINGS, matrix)
-        vec.write(index, tmp / store.VECTORS)
+        write_vectors(tmp / store.VECTORS)
         lex.build(documents, tmp, lex.LexicalSettings(**manifest.get("lexical", {})))
         flt.write(tmp, documents)
         store.write_manifest(tmp, manifest)

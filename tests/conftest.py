@@ -64,3 +64,25 @@ def run_cli(*args: str, input: str | None = None, check: bool = False) -> subpro
     if check and result.returncode != 0:
         raise AssertionError(f"embedsearch {' '.join(args)} failed:\n{result.stderr}")
     return result
+
+
+@pytest.fixture(scope="session")
+def latent_topics(tmp_path_factory, bundled_index):
+    """1,500 documents in 10 planted topics that overlap as real ones do: an 8-d latent mixture in 384-d,
+    with topic words as text. Returns the index and the planted labels."""
+    import numpy as np
+
+    from embedsearch import Document, Index
+
+    rng = np.random.default_rng(5)
+    sizes = np.round(rng.dirichlet(np.full(10, 3.0)) * 1500).astype(int)
+    labels = np.repeat(np.arange(10), sizes)[:1500]
+    labels = np.concatenate([labels, rng.integers(0, 10, 1500 - len(labels))])
+    latent = 2.2 * rng.normal(size=(10, 8))[labels] + rng.normal(size=(1500, 8))
+    basis = np.linalg.qr(rng.normal(size=(384, 384)))[0][:, :8]
+    x = 3 * np.ones(384) / np.sqrt(384) + latent @ basis.T + 0.05 * rng.normal(size=(1500, 384))
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    words = [[f"topic{t}word{i}" for i in range(30)] for t in range(10)]
+    docs = [Document(f"d{i}", " ".join(rng.choice(words[labels[i]], 20))) for i in range(1500)]
+    index = Index.from_embeddings(docs, x, tmp_path_factory.mktemp("latent") / "idx", bundled_index.manifest["model"])
+    return index, labels

@@ -1,12 +1,13 @@
 """The Ray engine on a local Ray cluster: same vectors as the local path, clear errors."""
 
 import os
+import shutil
 import sys
 
 import numpy as np
 import pytest
 
-from embedsearch import EmbedsearchError, Index, InputError, MissingDependencyError
+from embedsearch import Document, EmbedsearchError, Index, InputError, MissingDependencyError
 from embedsearch.embed import Embedder
 
 from conftest import run_cli
@@ -66,3 +67,107 @@ def test_unreachable_cluster_and_bad_flags(tmp_path):
 
         RaySettings(workers=0)
     assert issubclass(InputError, EmbedsearchError)
+
+
+def test_ivf_shards_filled_as_ray_tasks_match_a_monolithic_index(local_ray, tmp_path):
+    from embedsearch import ivf
+    from embedsearch import vectors as vec
+    from embedsearch.distributed import RayMap
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 64))[rng.integers(0, 40, 4000)] + 0.6 * rng.normal(size=(4000, 64))
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    settings = vec.VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000)
+    mapper = RayMap()
+    trained = ivf.write_sharded(tmp_path, "vectors.faiss", x, settings, map_shards=mapper)
+    assert sum(mapper.nodes.values()) == 4
+    monolithic = ivf.deserialize(ivf.serialize(trained))
+    monolithic.add(x)
+    np.testing.assert_array_equal(vec.read(tmp_path / "vectors.faiss").search(x[:100], 10)[1],
+                                  monolithic.search(x[:100], 10)[1])
+
+
+def test_failing_ray_task_is_one_clear_error_and_writes_nothing(local_ray, tmp_path):
+    from embedsearch.distributed import RayMap
+
+    from embedsearch import ivf
+    from embedsearch import vectors as vec
+
+    def explode(trained, vectors, start):  # nested, so Ray ships it by value
+        raise ValueError(f"bad shard at row {start}")
+
+    x = np.random.default_rng(0).normal(size=(2000, 16)).astype(np.float32)
+    with pytest.raises(EmbedsearchError, match=r"a Ray task failed after retries \(ValueError: bad shard at row"):
+        ivf.write_sharded(tmp_path, "vectors.faiss", x, vec.VectorSettings(ivf_lists=8, shard_size=500),
+                          map_shards=lambda fn, jobs: RayMap()(explode, jobs))
+    assert list(tmp_path.iterdir()) == []
+
+
+TWO_NODES = """
+import json, sys, numpy as np, ray
+from ray.cluster_utils import Cluster
+from embedsearch import ivf, vectors as vec
+from embedsearch.distributed import RayMap, RaySettings
+
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
+cluster.add_node(num_cpus=2)
+cluster.wait_for_nodes()
+try:
+    x = np.random.default_rng(0).normal(size=(8000, 32)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    mapper = RayMap(RaySettings(address=cluster.address))
+    ivf.write_sharded(__import__("pathlib").Path(sys.argv[1]), "vectors.faiss", x,
+                      vec.VectorSettings(ivf_lists=16, shard_size=500), map_shards=mapper)
+    print(json.dumps({"nodes": len(ray.nodes()), "used": len(mapper.nodes), "shards": sum(mapper.nodes.values()),
+                      "ntotal": vec.read(__import__("pathlib").Path(sys.argv[1]) / "vectors.faiss").ntotal}))
+finally:
+    ray.shutdown()
+    cluster.shutdown()
+"""
+
+
+def test_two_node_cluster_fills_shards_on_both_nodes(tmp_path):
+    """A separate process: its own two-node Ray cluster, each node with 2 logical CPUs."""
+    import json
+    import subprocess
+
+    if not os.environ.get("EMBEDSEARCH_REQUIRE_RAY"):
+        pytest.importorskip("ray")
+    done = subprocess.run([sys.executable, "-c", TWO_NODES, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"nodes": 2, "used": 2, "shards": 16, "ntotal": 8000}
+
+
+def test_topic_assignment_and_duplicate_search_on_ray_match_the_local_path(local_ray, latent_topics, index_copy):
+    from embedsearch.distributed import RaySettings
+    from embedsearch.topics import TopicSettings
+
+    index, _ = latent_topics
+    local = index.topics(TopicSettings(sample=600, seed=3))
+    shutil.rmtree(index.path / "topics")
+    on_ray = index.topics(TopicSettings(sample=600, seed=3), ray=RaySettings())
+    assert on_ray.assignments == local.assignments
+    np.testing.assert_allclose(on_ray.coordinates, local.coordinates, atol=1e-4)
+
+    index_copy.add([Document("again", index_copy.documents.get([0])[0].text + " Reworded slightly.")])
+    report = index_copy.duplicates(rows_per_job=20, ray=RaySettings())
+    assert report.to_json() == index_copy.duplicates(rows_per_job=20).to_json()
+    assert any("again" in g.members for g in report.groups)
+
+
+def test_a_worker_dying_mid_job_is_retried(local_ray, tmp_path):
+    from embedsearch.distributed import RayMap
+
+    def die_once(marker, value):  # nested, so Ray ships it by value
+        from pathlib import Path
+
+        if not Path(marker).exists():
+            Path(marker).touch()
+            os._exit(1)
+        return value
+
+    marker = tmp_path / "died-once"
+    assert RayMap()(die_once, [(str(marker), 1), (str(marker), 2)]) == [1, 2]
+    assert marker.exists()

@@ -35,12 +35,15 @@ def test_each_index_type_finds_the_true_nearest_neighbours(kind):
     assert recall >= 0.9
 
 
-def test_rebuild_after_removal_keeps_the_kind(tmp_path):
+def test_save_writes_the_chosen_kind_and_reads_it_back(tmp_path):
     x = clustered(3000)
     for kind in ("flat", "hnsw", "ivfpq"):
-        index = vec.build(x, vec.VectorSettings(index_type=kind, ivf_lists=16))
-        smaller = vec.rebuild(index, x[100:], vec.VectorSettings())
-        assert vec.kind_of(smaller) == kind and smaller.ntotal == 2900
+        folder = tmp_path / kind
+        folder.mkdir()
+        assert vec.save(folder / "vectors.faiss", x, vec.VectorSettings(index_type=kind, ivf_lists=16)) == kind
+        index = vec.read(folder / "vectors.faiss")
+        assert vec.kind_of(index) == kind and index.ntotal == 3000
+        assert (folder / "vectors.ivfdata").exists() == (kind == "ivfpq")
 
 
 def test_corrupted_file_gets_a_clear_error(tmp_path):

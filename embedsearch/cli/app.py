@@ -17,6 +17,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 IndexOpt = typer.Option(None, "--index", "-i", help="Index folder (default: the bundled NeurIPS 2026 corpus).")
 KOpt = typer.Option(10, "-k", "--k", min=1, help="How many results.")
 JsonOpt = typer.Option(False, "--json", help="One JSON object per line instead of a table.")
+EngineOpt = typer.Option("local", "--engine", help="local, or ray (pip install 'embedsearch[ray]').")
+RayAddressOpt = typer.Option(None, "--ray-address", help="auto (this machine's cluster) or ray://HOST:PORT.")
+WorkersOpt = typer.Option(None, "--workers", help="Ray embedding actors (default: GPUs, else CPUs).")
 
 
 def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -38,6 +41,21 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+def ray_settings(engine: str, address: Optional[str], workers: Optional[int] = None):
+    """``RaySettings`` for ``--engine ray``, None for the local engine; Ray flags without it are an error."""
+    from ..errors import InputError
+
+    if engine not in ("local", "ray"):
+        raise InputError(f"unknown engine {engine!r}; choose local or ray")
+    if engine == "local":
+        if address or workers:
+            raise InputError("--ray-address and --workers need --engine ray")
+        return None
+    from ..distributed import RaySettings
+
+    return RaySettings(address=address, workers=workers)
 
 
 def open_index(path: Optional[Path], model: Optional[str] = None):

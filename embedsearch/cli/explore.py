@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .app import IndexOpt, JsonOpt, app, friendly, open_index
+from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, open_index, ray_settings
 
 
 def _open_against(path: Path, like, scratch: Path):
@@ -33,18 +33,20 @@ def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
           min_overlap: Optional[float] = typer.Option(None, "--min-overlap",
                                                       help="Shared word 5-grams, of the shorter (default 0.60)."),
           against: Optional[Path] = typer.Option(None, "--against",
-                                                 help="Existing corpus (index folder or corpus file) to check against.")) -> None:
+                                                 help="Existing corpus (index folder or corpus file) to check against."),
+          engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
     """Groups of near-duplicate abstracts, with evidence and which record is kept."""
     from ..dedup import DedupSettings
 
     given = {"threshold": threshold, "min_cosine": min_cosine, "min_overlap": min_overlap}
     settings = DedupSettings(**{k: v for k, v in given.items() if v is not None})
+    ray = ray_settings(engine, ray_address)
     import tempfile
 
     idx = open_index(index)
     with tempfile.TemporaryDirectory(prefix="embedsearch-against-") as scratch:
         reference = _open_against(against, idx, Path(scratch)) if against else None
-        report = idx.duplicates(settings, against=reference)
+        report = idx.duplicates(settings, against=reference, ray=ray)
     if csv_file is not None:
         _write_pairs_csv(report, csv_file)
     if as_json:
@@ -61,14 +63,15 @@ def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
                 typer.echo(f"    shared: \"{quote[:100]}{'…' if len(quote) > 100 else ''}\"")
 
 
-def _topic_settings(min_size, seed, assign_outliers):
+def _topic_settings(min_size, seed, assign_outliers, sample):
     from ..topics import TopicSettings
 
-    return TopicSettings(min_size=min_size, seed=seed, assign_outliers=assign_outliers)
+    return TopicSettings(min_size=min_size, seed=seed, assign_outliers=assign_outliers, sample=sample)
 
 
 MinSizeOpt = typer.Option(None, "--min-size", help="Smallest topic (default scales with corpus size).")
 SeedOpt = typer.Option(42, "--seed", help="Random seed: same index + seed gives identical topics.")
+SampleOpt = typer.Option(50_000, "--sample", help="Fit on at most this many papers; assign the rest.")
 
 
 @app.command()
@@ -77,10 +80,12 @@ def topics(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt, min_size: 
            seed: int = SeedOpt, level: int = typer.Option(0, "--level", help="0 = finest; higher = broader."),
            assign_outliers: bool = typer.Option(False, "--assign-outliers",
                                                 help="Attach unassigned papers to their nearest topic."),
-           query: Optional[str] = typer.Option(None, "--query", help="List the topics nearest this query.")) -> None:
+           query: Optional[str] = typer.Option(None, "--query", help="List the topics nearest this query."),
+           sample: int = SampleOpt, engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
     """Topics of an index: label, size, keywords, representative and member papers."""
+    ray = ray_settings(engine, ray_address)
     idx = open_index(index)
-    model = idx.topics(_topic_settings(min_size, seed, assign_outliers))
+    model = idx.topics(_topic_settings(min_size, seed, assign_outliers, sample), ray=ray)
     if query is not None:
         nearest = model.nearest(idx.encode([query])[0], level)
         if as_json:
@@ -111,12 +116,14 @@ def topics(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt, min_size: 
 def map_(index: Optional[Path] = IndexOpt, out: Path = typer.Option(Path("map.html"), "--out"),
          png: bool = typer.Option(False, "--png", help="Also write a static PNG next to the HTML."),
          min_size: Optional[int] = MinSizeOpt, seed: int = SeedOpt,
-         level: int = typer.Option(0, "--level")) -> None:
+         level: int = typer.Option(0, "--level"), sample: int = SampleOpt, engine: str = EngineOpt,
+         ray_address: Optional[str] = RayAddressOpt) -> None:
     """An interactive, self-contained HTML topic map (works offline); --png adds a static image."""
     from ..topics.maps import write_html, write_png
 
+    ray = ray_settings(engine, ray_address)
     idx = open_index(index)
-    model = idx.topics(_topic_settings(min_size, seed, False))
+    model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray)
     title = f"{idx.path.name}: {len(idx)} papers, {len(model.topics(level))} topics"
     written = [write_html(model, list(idx.documents), out, title, level)]
     if png:

@@ -8,8 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import InputError
-from .app import IndexOpt, JsonOpt, app, friendly, open_index
+from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, open_index, ray_settings
 
 
 def _fields(id_field: Optional[str], title_field: Optional[str], text_field: Optional[str]):
@@ -39,24 +38,14 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
           max_windows: int = typer.Option(8, "--max-windows", min=1,
                                           help="Windows averaged per long abstract (1 = truncate)."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them."),
-          engine: str = typer.Option("local", "--engine", help="local, or ray (pip install 'embedsearch[ray]')."),
-          ray_address: Optional[str] = typer.Option(None, "--ray-address",
-                                                    help="auto (this machine's cluster) or ray://HOST:PORT."),
-          workers: Optional[int] = typer.Option(None, "--workers", help="Ray actors (default: GPUs, else CPUs).")) -> None:
+          engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt,
+          workers: Optional[int] = WorkersOpt) -> None:
     """Index a corpus (replaces the index atomically; unchanged texts come from the cache)."""
     from ..embed import EmbedSettings
     from ..index import Index
     from ..vectors import VectorSettings
 
-    if engine not in ("local", "ray"):
-        raise InputError(f"unknown engine {engine!r}; choose local or ray")
-    if engine == "local" and (ray_address or workers):
-        raise InputError("--ray-address and --workers need --engine ray")
-    ray = None
-    if engine == "ray":
-        from ..distributed import RaySettings
-
-        ray = RaySettings(address=ray_address, workers=workers)
+    ray = ray_settings(engine, ray_address, workers)
     idx = Index.from_sources(sources, index, _fields(id_field, title_field, text_field), skip_invalid,
                              embed=EmbedSettings(model=model, max_windows=max_windows),
                              vectors=VectorSettings(index_type=index_type), progress=True, ray=ray)

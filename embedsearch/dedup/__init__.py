@@ -1,5 +1,6 @@
 """Near-duplicate detection: candidates from the vector index, lexical evidence, verdicts, groups."""
 
+from ..ivf import ShardMap, local_map
 from . import candidates
 from .report import (
     Candidate,
@@ -10,9 +11,10 @@ from .report import (
 )
 
 
-def find_duplicates(index, settings: DedupSettings = DedupSettings()) -> DuplicateReport:
-    """Groups of near-duplicate abstracts inside one index."""
-    return DuplicateReport.from_candidates(candidates.within(index, settings), settings)
+def find_duplicates(index, settings: DedupSettings = DedupSettings(), map_jobs: ShardMap = local_map
+                    ) -> DuplicateReport:
+    """Groups of near-duplicate abstracts inside one index; candidate-search jobs run through ``map_jobs``."""
+    return DuplicateReport.from_candidates(candidates.within(index, settings, map_jobs), settings)
 
 
 def find_duplicates_against(new, reference, settings: DedupSettings = DedupSettings()) -> DuplicateReport:

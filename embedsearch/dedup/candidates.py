@@ -7,31 +7,37 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..ivf import ShardMap, local_map
 from ..search import dense_rows
+from .partitions import neighbour_edges, partitions
 from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash
 from .report import Candidate, DedupSettings
 
 _CHUNK = 2048
 
 
-def _neighbours(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int, floor: float,
-                exclude_self: bool, offset: int) -> Iterator[tuple[int, int, float]]:
+def _neighbours(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
+                floor: float) -> Iterator[tuple[int, int, float]]:
     for start in range(0, len(queries), _CHUNK):
         block = np.asarray(queries[start:start + _CHUNK], dtype=np.float32)
-        rows = list(range(offset + start, offset + start + len(block)))
-        ranked = dense_rows(faiss_index, embeddings, block, k, exclude=rows if exclude_self else None)
+        rows = list(range(start, start + len(block)))
+        ranked = dense_rows(faiss_index, embeddings, block, k)
         for q, hits in zip(rows, ranked):
             for row, cosine in hits:
                 if cosine >= floor:
                     yield q, row, cosine
 
 
-def within(index, settings: DedupSettings) -> list[Candidate]:
-    """Scored candidate pairs inside one index."""
+def within(index, settings: DedupSettings, map_jobs: ShardMap = local_map) -> list[Candidate]:
+    """Scored candidate pairs inside one index; the neighbour search runs as jobs through ``map_jobs``
+    (in this process, or ``distributed.RayMap`` on a cluster that can read the index folder)."""
+    source = index if map_jobs is local_map else str(index.path.resolve())
+    jobs = [(source, rows, settings.neighbours, settings.floor)
+            for rows in partitions(index.faiss_index, len(index), settings.rows_per_job)]
     pairs: dict[tuple[int, int], float] = {}
-    for q, row, cosine in _neighbours(index.faiss_index, index.embeddings, index.embeddings,
-                                      settings.neighbours, settings.floor, True, 0):
-        pairs[(min(q, row), max(q, row))] = cosine
+    for left, right, scores in map_jobs(neighbour_edges, jobs):
+        for q, row, cosine in zip(left.tolist(), right.tolist(), scores.tolist()):
+            pairs[(min(q, row), max(q, row))] = cosine
     hashes: dict[bytes, int] = {}
     for row, doc in enumerate(index.documents):
         first = hashes.setdefault(text_hash(doc.text), row)
@@ -44,7 +50,7 @@ def across(new, reference, settings: DedupSettings) -> list[Candidate]:
     """Scored pairs between a set of new abstracts (``a``) and a reference corpus (``b``)."""
     pairs: dict[tuple[int, int], float] = {}
     for q, row, cosine in _neighbours(reference.faiss_index, reference.embeddings, new.embeddings,
-                                      settings.neighbours, settings.floor, False, 0):
+                                      settings.neighbours, settings.floor):
         pairs[(q, row)] = cosine
     ref_hashes: dict[bytes, int] = {}
     for row, doc in enumerate(reference.documents):

@@ -25,6 +25,7 @@ class DedupSettings:
     - ``near_identical``: overlap from which a duplicate is called near-identical rather than reworded.
     - ``neighbours``: nearest neighbours per abstract examined as candidates (never all pairs).
     - ``floor``: lowest cosine kept as a candidate, so a report can be re-cut down to it.
+    - ``rows_per_job``: abstracts per candidate-search job (whole IVF lists for an IVF index).
     """
 
     threshold: float = 0.93
@@ -34,12 +35,15 @@ class DedupSettings:
     neighbours: int = 10
     floor: float = 0.60
     shingle: int = 5
+    rows_per_job: int = 50_000
 
     def __post_init__(self) -> None:
         for name in ("threshold", "min_cosine", "min_overlap", "near_identical", "floor"):
             value = getattr(self, name)
             if not 0 <= value <= 1:
                 raise InputError(f"{name.replace('_', '-')} must be between 0 and 1, got {value}")
+        if self.rows_per_job < 1:
+            raise InputError(f"rows_per_job must be at least 1, got {self.rows_per_job}")
         if self.neighbours < 1:
             raise InputError(f"neighbours must be at least 1, got {self.neighbours}")
 

@@ -22,7 +22,8 @@ MIN_DOCUMENTS = 8
 
 @dataclass(frozen=True)
 class TopicSettings:
-    """Clustering parameters; ``None`` means scaled to the corpus size (see ``resolve``)."""
+    """Clustering parameters; ``None`` means scaled to the corpus size (see ``resolve``). Corpora larger
+    than ``sample`` are fitted on a seeded sample of that many documents and the rest assigned (``sample``)."""
 
     min_size: int | None = None
     min_samples: int | None = None
@@ -30,15 +31,20 @@ class TopicSettings:
     components: int = 5
     seed: int = 42
     assign_outliers: bool = False
+    sample: int = 50_000
 
     def __post_init__(self) -> None:
+        if self.sample < MIN_DOCUMENTS * 4:
+            raise InputError(f"the topic sample must hold at least {MIN_DOCUMENTS * 4} documents, got {self.sample}")
         if self.min_size is not None and self.min_size < 2:
             raise InputError(f"--min-size must be at least 2, got {self.min_size}")
 
     def resolve(self, n: int) -> "TopicSettings":
-        """Concrete values for ``n`` documents: small corpora get small topics, large ones larger."""
+        """Concrete values for ``n`` documents (or the sample fitted on): small corpora get small topics,
+        large ones larger."""
         if n < MIN_DOCUMENTS:
             raise InputError(f"topics need at least {MIN_DOCUMENTS} documents, this index has {n}; add more abstracts")
+        n = min(n, self.sample)
         min_size = self.min_size or max(3, round(math.sqrt(n) / 2))
         if 2 * min_size > n:
             raise InputError(f"--min-size {min_size} leaves room for fewer than two topics among {n} documents; "
@@ -46,7 +52,7 @@ class TopicSettings:
         return TopicSettings(min_size=min_size, min_samples=self.min_samples or max(1, min_size // 4),
                              neighbours=self.neighbours or max(5, min(15, n // 4, round(math.sqrt(n)))),
                              components=min(self.components, n - 2), seed=self.seed,
-                             assign_outliers=self.assign_outliers)
+                             assign_outliers=self.assign_outliers, sample=self.sample)
 
 
 _JITTED_MODULES = ("umap.umap_", "umap.layouts", "umap.utils", "umap.distances", "umap.sparse", "umap.spectral",

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..ivf import ShardMap, local_map
 from . import cluster as cl
 from .labels import keywords, label
+from .sample import fit_and_assign
 
 FOLDER = "topics"
 FORMAT = 1
@@ -77,17 +79,21 @@ class TopicModel:
         return {"topics": [t.to_json() for t in self.topics(level)], "unassigned": list(self.unassigned(level))}
 
 
-def fit(index, settings: cl.TopicSettings = cl.TopicSettings()) -> TopicModel:
-    """Cluster an index's embeddings into a topic hierarchy (cached in the index folder)."""
+def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardMap = local_map) -> TopicModel:
+    """Cluster an index's embeddings into a topic hierarchy (cached in the index folder). Above
+    ``settings.sample`` documents, fit on a sample and assign the rest through ``map_jobs``."""
     resolved = settings.resolve(len(index))
     folder = index.path / FOLDER / _key(index, resolved)
     if (folder / "model.json").exists():
         return load(folder)
     cl.enable_numba_cache()
     embeddings = np.asarray(index.embeddings, dtype=np.float32)
-    knn = cl.neighbour_graph(index, resolved.neighbours)
-    reduced = cl.reduce(embeddings, knn, resolved, resolved.components)
-    labels = cl.cluster(reduced, resolved)
+    if len(index) > resolved.sample:
+        labels, coordinates = fit_and_assign(embeddings, resolved, resolved.sample, map_jobs)
+    else:
+        knn = cl.neighbour_graph(index, resolved.neighbours)
+        labels = cl.cluster(cl.reduce(embeddings, knn, resolved, resolved.components), resolved)
+        coordinates = None
     if labels.max() < 1:
         raise InputError(f"found {labels.max() + 1} topic(s) among {len(index)} documents; try a smaller --min-size "
                          f"(now {resolved.min_size})")
@@ -97,7 +103,8 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings()) -> TopicModel:
         nearest = cl.nearest_topic(embeddings, labels)
         attached = tuple(index.documents.ids[r] for r in np.flatnonzero(labels < 0))
         labels = np.where(labels < 0, nearest, labels)
-    coordinates = cl.reduce(embeddings, knn, resolved, 2)
+    if coordinates is None:
+        coordinates = cl.reduce(embeddings, knn, resolved, 2)
     model = _assemble(index, embeddings, labels, attached, resolved, coordinates)
     save(model, folder)
     return model

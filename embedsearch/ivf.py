@@ -1,0 +1,174 @@
+"""Large corpora: an IVF index built the way FAISS documents for scale, and kept on disk.
+
+The coarse quantizer and the codec (PQ, or SQ8 where there are few enough vectors for its size to
+matter little) are trained on a sample; shards of the corpus are encoded in parallel (in this process,
+or as Ray tasks: the same ``fill_shard`` function either way); ``faiss.contrib.ondisk.merge_ondisk``
+merges them into ``vectors.ivfdata``, which is memory-mapped at query time, so serving needs RAM for
+the quantizer only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+IVFDATA = "vectors.ivfdata"
+ShardMap = Callable[[Callable[..., Any], Sequence[tuple]], list]
+
+
+def local_map(fn: Callable[..., Any], jobs: Sequence[tuple]) -> list:
+    """Run shard jobs one after another in this process (FAISS itself uses every core)."""
+    return [fn(*job) for job in jobs]
+
+
+def _faiss():
+    import faiss
+
+    return faiss
+
+
+def factory(n: int, dim: int, settings) -> tuple[str, int]:
+    """The FAISS factory string and list count for ``n`` vectors: about ``4 * sqrt(n)`` lists, PQ codes
+    of ``dim / pq_dims`` bytes at or above ``settings.sq_below`` vectors, SQ8 below it."""
+    lists = settings.ivf_lists or max(1, min(65_536, int(4 * math.sqrt(max(n, 1)))))
+    if settings.ivf_codec == "sq8" or (settings.ivf_codec == "auto" and n < settings.sq_below):
+        return f"IVF{lists},SQ8", lists
+    pq = settings.pq_bytes or _pq_bytes(dim)
+    return f"IVF{lists},PQ{pq}x8", lists
+
+
+def _pq_bytes(dim: int) -> int:
+    """Sub-quantizers of 4 dimensions (96 bytes for 384-d): enough for recall >= 0.95 after re-scoring."""
+    return next(m for m in (dim // 4, dim // 8, dim // 16, 1) if m >= 1 and dim % m == 0)
+
+
+def train(vectors: np.ndarray, settings) -> Any:
+    """An empty IVF index whose quantizer and codec are trained on a sample of ``vectors``."""
+    faiss = _faiss()
+    n, dim = vectors.shape
+    spec, lists = factory(n, dim, settings)
+    need = max(39 * lists, 256) if "PQ" in spec else 39 * lists
+    if n < need:
+        raise InputError(f"an IVF index with {lists} lists needs at least {need} vectors to train, got {n}; "
+                         "use --index-type flat or hnsw")
+    index = faiss.index_factory(dim, spec, faiss.METRIC_INNER_PRODUCT)
+    if "PQ" in spec:
+        index.do_polysemous_training = False
+        index.pq.cp.max_points_per_centroid = 64
+    index.train(_sample(vectors, max(settings.train_sample, need)))
+    faiss.extract_index_ivf(index).nprobe = settings.nprobe
+    return index
+
+
+def _sample(vectors: np.ndarray, size: int) -> np.ndarray:
+    if len(vectors) <= size:
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+    rows = np.sort(np.random.default_rng(0).choice(len(vectors), size, replace=False))
+    return np.ascontiguousarray(vectors[rows], dtype=np.float32)
+
+
+def serialize(index) -> np.ndarray:
+    return _faiss().serialize_index(index)
+
+
+def deserialize(blob: np.ndarray):
+    return _faiss().deserialize_index(blob)
+
+
+def centroids(index) -> np.ndarray:
+    """The coarse centroids, one row per inverted list."""
+    ivf = _faiss().extract_index_ivf(index)
+    return ivf.quantizer.reconstruct_n(0, ivf.nlist)
+
+
+def fill_shard(trained: np.ndarray, vectors: np.ndarray, start: int) -> np.ndarray:
+    """Encode one shard (rows ``start ..``) into a copy of the trained index; returns it serialized.
+    The one batch function of both the local and the Ray build."""
+    faiss = _faiss()
+    index = faiss.deserialize_index(trained)
+    ids = np.arange(start, start + len(vectors), dtype=np.int64)
+    index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids)
+    return faiss.serialize_index(index)
+
+
+def write_sharded(folder: Path, name: str, vectors: np.ndarray, settings, trained=None,
+                  map_shards: ShardMap = local_map) -> Any:
+    """Train (unless ``trained`` is given), fill shards with ``map_shards``, merge them on disk into
+    ``folder/vectors.ivfdata`` and write the index header to ``folder/name``. Returns the trained index."""
+    trained = trained if trained is not None else train(vectors, settings)
+    blob = serialize(trained)
+    size = max(1, settings.shard_size)
+    jobs = [(blob, vectors[start:start + size], start) for start in range(0, len(vectors), size)]
+    _merge(blob, map_shards(fill_shard, jobs), folder, name)
+    return trained
+
+
+def write_ondisk(index, folder: Path, name: str) -> None:
+    """Write an in-memory IVF index in the on-disk layout (header at ``folder/name``, lists in ``vectors.ivfdata``)."""
+    faiss = _faiss()
+    empty = faiss.clone_index(index)
+    empty.reset()
+    _merge(serialize(empty), [serialize(index)], folder, name)
+
+
+def _merge(trained: np.ndarray, shards, folder: Path, name: str) -> None:
+    """``merge_ondisk`` over shard files written to a scratch folder that is removed afterwards."""
+    from faiss.contrib.ondisk import merge_ondisk
+
+    faiss = _faiss()
+    scratch = Path(tempfile.mkdtemp(dir=folder, prefix=".shards-"))
+    try:
+        files = []
+        for number, shard in enumerate(shards):
+            files.append(str(scratch / f"shard-{number:05d}.faiss"))
+            faiss.write_index(faiss.deserialize_index(shard), files[-1])
+        merged = faiss.deserialize_index(trained)
+        with quiet_stdout():
+            merge_ondisk(merged, files, str(folder / IVFDATA))
+        faiss.write_index(merged, str(folder / name))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Silence FAISS's C++ ``printf`` notes about on-disk files, which would corrupt ``--json`` output."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def read_trained(path: Path):
+    """The trained, empty index behind an on-disk IVF file (to add to or rebuild it without retraining)."""
+    faiss = _faiss()
+    index = faiss.read_index(str(path), faiss.IO_FLAG_SKIP_IVF_DATA)
+    ivf = faiss.extract_index_ivf(index)
+    lists = faiss.ArrayInvertedLists(ivf.nlist, ivf.code_size)
+    ivf.replace_invlists(lists, True)
+    lists.this.disown()
+    ivf.ntotal = index.ntotal = 0
+    return index
+
+
+def list_of(index, vectors: np.ndarray) -> np.ndarray:
+    """The inverted list each vector falls in (its nearest coarse centroid)."""
+    ivf = _faiss().extract_index_ivf(index)
+    _, lists = ivf.quantizer.search(np.ascontiguousarray(vectors, dtype=np.float32), 1)
+    return lists[:, 0]
