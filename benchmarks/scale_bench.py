@@ -124,7 +124,8 @@ def embedding_rates(count: int) -> list[list]:
         try:
             remote = Embedder(cache_dir=Path(tmp) / "ray")
             start = time.perf_counter()
-            remote.embed(texts, encode=ray_encoder(remote.settings, RaySettings(workers=2)))
+            settings = RaySettings(workers=2)
+            remote.embed(texts, encode=ray_encoder(remote.settings, settings), chunk=settings.chunk)
             rows.append(["Ray Data, 2 actors x 1 core (incl. actor start)", count,
                          count / (time.perf_counter() - start)])
         finally:

@@ -96,7 +96,9 @@ def ray_encoder(settings: EmbedSettings, ray_settings: RaySettings = RaySettings
         gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
         workers = ray_settings.workers or (gpus or cpus)
         per_actor = 1 if gpus else max(1, cpus // workers)
-        dataset = ray.data.from_items([{"row": i, "text": p} for i, p in enumerate(pieces)])
+        blocks = max(workers, -(-len(pieces) // ray_settings.batch_size))
+        dataset = ray.data.from_items([{"row": i, "text": p} for i, p in enumerate(pieces)],
+                                      override_num_blocks=min(blocks, max(1, len(pieces))))
         vectors = dataset.map_batches(
             EncodeActor, fn_constructor_kwargs={"settings": asdict(settings), "threads": per_actor},
             batch_size=ray_settings.batch_size, compute=ray.data.ActorPoolStrategy(size=workers),

@@ -39,9 +39,10 @@ def _faiss():
 
 
 def factory(n: int, dim: int, settings) -> tuple[str, int]:
-    """The FAISS factory string and list count for ``n`` vectors: about ``4 * sqrt(n)`` lists, PQ codes
+    """The FAISS factory string and list count for ``n`` vectors: about ``4 * sqrt(n)`` lists (fewer where
+    there are not 39 training vectors per list), PQ codes
     of ``dim / pq_dims`` bytes at or above ``settings.sq_below`` vectors, SQ8 below it."""
-    lists = settings.ivf_lists or max(1, min(65_536, int(4 * math.sqrt(max(n, 1)))))
+    lists = settings.ivf_lists or max(1, min(65_536, int(4 * math.sqrt(max(n, 1))), n // 39))
     if settings.ivf_codec == "sq8" or (settings.ivf_codec == "auto" and n < settings.sq_below):
         return f"IVF{lists},SQ8", lists
     pq = settings.pq_bytes or _pq_bytes(dim)
@@ -97,8 +98,9 @@ def fill_shard(trained: np.ndarray, vectors: np.ndarray, start: int) -> np.ndarr
     The one batch function of both the local and the Ray build."""
     faiss = _faiss()
     index = faiss.deserialize_index(trained)
-    ids = np.arange(start, start + len(vectors), dtype=np.int64)
-    index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids)
+    for offset in range(0, len(vectors), 65_536):
+        block = np.ascontiguousarray(vectors[offset:offset + 65_536], dtype=np.float32)
+        index.add_with_ids(block, np.arange(start + offset, start + offset + len(block), dtype=np.int64))
     return faiss.serialize_index(index)
 
 

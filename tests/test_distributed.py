@@ -62,6 +62,11 @@ def test_unreachable_cluster_and_bad_flags(tmp_path):
     assert not (tmp_path / "i").exists()
     usage = run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--workers", "2")
     assert usage.returncode == 2 and "--workers need --engine ray" in usage.stderr
+    for command in ("topics", "dedup", "map"):
+        usage = run_cli(command, "--ray-address", "auto")
+        assert usage.returncode == 2 and "--ray-address and --workers need --engine ray" in usage.stderr
+    engine = run_cli("dedup", "--engine", "spark")
+    assert engine.returncode == 2 and "unknown engine 'spark'; choose local or ray" in engine.stderr
     with pytest.raises(InputError, match="at least 1"):
         from embedsearch.distributed import RaySettings
 
