@@ -40,7 +40,7 @@ def build_section(work: Path) -> tuple[list, object]:
     from embedsearch.corpus import read_sources
     from embedsearch.embed import Embedder
     from embedsearch.evaluate import load_beir
-    from embedsearch.index import bundled_sources
+    from embedsearch.corpus import bundled_sources
 
     _, load_s = timed(Embedder)
     sample = load_beir(SHARED / "eval" / "scifact").documents[:500]

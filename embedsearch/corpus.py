@@ -241,3 +241,10 @@ def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Docu
     used = {text_key, id_key, title_key}
     metadata = {k: _clean_scalar(v) for k, v in row.items() if k not in used}
     return Document(str(doc_id).strip(), text.strip(), title, metadata)
+
+
+def bundled_sources() -> list[Path]:
+    """The NeurIPS 2026 abstracts shipped as package data."""
+    from importlib.resources import files
+
+    return sorted(Path(str(p)) for p in files("embedsearch").joinpath("data").iterdir() if p.name.endswith(".txt"))

@@ -114,6 +114,16 @@ def ray_encoder(settings: EmbedSettings, ray_settings: RaySettings = RaySettings
     return encode
 
 
+def job_map(settings: RaySettings | None):
+    """Where parallel jobs (IVF shards, topic assignment, duplicate candidates) run: in this process
+    (``settings`` None), or as Ray tasks. Ray is imported only in the second case."""
+    if settings is None:
+        from .ivf import local_map
+
+        return local_map
+    return RayMap(settings)
+
+
 def _run_task(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
     import faiss
     import ray

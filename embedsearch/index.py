@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import filters as flt
-from . import ivf
 from . import lexical as lex
 from . import store
 from . import vectors as vec
-from .corpus import Document, FieldMap, Problem, read_sources
+from .corpus import Document, FieldMap, Problem, bundled_sources, read_sources
+from .distributed import job_map
 from .docstore import DocumentStore
 from .embed import DEFAULT_MODEL, EmbedSettings
 from .errors import InputError, ModelMismatchError
 from .search import Hit, Ranked, SearchSettings, check_query, dense_rows, rank, to_hits
-from .writer import check_unique, embed_documents, export_query_encoder, write_version
+from .writer import check_unique, embed_documents, export_query_encoder, refill, write_version
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport
@@ -28,13 +28,6 @@ if TYPE_CHECKING:
     from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"
-
-
-def bundled_sources() -> list[Path]:
-    """The NeurIPS 2026 abstracts shipped as package data."""
-    from importlib.resources import files
-
-    return sorted(Path(str(p)) for p in files("embedsearch").joinpath("data").iterdir() if p.name.endswith(".txt"))
 
 
 class Index:
@@ -90,7 +83,7 @@ class Index:
             documents=len(documents), model=model, sources=[str(s) for s in sources],
             index={"type": kind, "ondisk": kind == "ivfpq", "settings": asdict(vectors)}, lexical=asdict(lexical),
             search=asdict(search))
-        options = {"map_shards": _job_map(ray)} if kind == "ivfpq" else {}
+        options = {"map_shards": job_map(ray)} if kind == "ivfpq" else {}
         write_version(Path(path), documents, embeddings, lambda file: vec.save(file, embeddings, vectors, **options),
                       manifest)
         return cls.load(path)
@@ -220,7 +213,7 @@ class Index:
         with ``ray``, documents outside the fitted sample are assigned on the cluster."""
         from .topics import TopicSettings, fit
 
-        return fit(self, replace(settings or TopicSettings(), **overrides), _job_map(ray))
+        return fit(self, replace(settings or TopicSettings(), **overrides), job_map(ray))
 
     def duplicates(self, settings: "DedupSettings | None" = None, against: "Index | None" = None,
                    ray: "RaySettings | None" = None, **overrides: Any) -> "DuplicateReport":
@@ -231,7 +224,7 @@ class Index:
         if len(self) == 0:
             raise InputError(f"{self.path} is empty; add documents before looking for duplicates")
         if against is None:
-            return find_duplicates(self, settings, _job_map(ray))
+            return find_duplicates(self, settings, job_map(ray))
         if against.manifest["model"]["fingerprint"] != self.manifest["model"]["fingerprint"]:
             raise ModelMismatchError(
                 f"{against.path} was built with model {against.model_name!r} and {self.path} with "
@@ -253,7 +246,7 @@ class Index:
         matrix = embed_documents(embedder, documents, progress, "embedding new")
         everything = np.concatenate([np.asarray(self.embeddings), matrix])
         if self.manifest["index"].get("ondisk"):
-            self._write([*self.documents, *documents], everything, self._refill(everything))
+            self._write([*self.documents, *documents], everything, refill(self.path, self.manifest, everything))
         else:
             index = vec.read(self.path / store.VECTORS)
             vec.add(index, matrix)
@@ -271,15 +264,8 @@ class Index:
         if len(keep) == 0:
             raise InputError(f"removing {len(ids)} ids would leave {self.path} empty; delete the folder instead")
         matrix = np.asarray(self.embeddings[keep])
-        self._write([d for r, d in enumerate(self.documents) if r not in drop], matrix, self._refill(matrix))
+        self._write([d for r, d in enumerate(self.documents) if r not in drop], matrix, refill(self.path, self.manifest, matrix))
         return self._reload()
-
-    def _refill(self, matrix: np.ndarray):
-        """A writer that re-indexes ``matrix`` as the same kind of index, reusing a trained IVF quantizer."""
-        entry = self.manifest["index"]
-        settings = vec.VectorSettings(**{**entry["settings"], "index_type": entry["type"]})
-        trained = ivf.read_trained(self.path / store.VECTORS) if entry.get("ondisk") else None
-        return lambda file: vec.save(file, matrix, settings, trained=trained)
 
     def _write(self, documents: list[Document], matrix: np.ndarray, write_vectors) -> None:
         manifest = {**self.manifest, "documents": len(documents), "updated_at": store.new_manifest()["updated_at"]}
@@ -302,15 +288,6 @@ class Index:
             raise ModelMismatchError(
                 f"{self.path} was built with model {expected['name']!r} (fingerprint {expected['fingerprint']}), "
                 f"not {model!r} ({fingerprint}); use that model or rebuild with `embedsearch build --model`")
-
-
-def _job_map(ray: "RaySettings | None"):
-    """Where parallel jobs (IVF shards, topic assignment, duplicate candidates) run: here, or as Ray tasks."""
-    if ray is None:
-        return ivf.local_map
-    from .distributed import RayMap
-
-    return RayMap(ray)
 
 
 def _check_k(k: int) -> None:

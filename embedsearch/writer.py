@@ -58,6 +58,18 @@ def write_version(path: Path, documents: list[Document], matrix: np.ndarray,
         store.write_manifest(tmp, manifest)
 
 
+def refill(path: Path, manifest: dict[str, Any], matrix: np.ndarray) -> Callable[[Path], Any]:
+    """A vectors writer that re-indexes ``matrix`` as the same kind of index as the one at ``path``,
+    reusing its trained IVF quantizer (after ``add`` or ``remove``)."""
+    from . import ivf
+    from . import vectors as vec
+
+    entry = manifest["index"]
+    settings = vec.VectorSettings(**{**entry["settings"], "index_type": entry["type"]})
+    trained = ivf.read_trained(path / store.VECTORS) if entry.get("ondisk") else None
+    return lambda file: vec.save(file, matrix, settings, trained=trained)
+
+
 def export_query_encoder(embedder) -> None:
     """Export the model for the fast query path (cached per model fingerprint)."""
     from .query_encoder import export_onnx

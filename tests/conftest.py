@@ -27,7 +27,7 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture(scope="session")
 def bundled_docs():
     from embedsearch.corpus import read_sources
-    from embedsearch.index import bundled_sources
+    from embedsearch.corpus import bundled_sources
 
     return read_sources(bundled_sources()).documents
 

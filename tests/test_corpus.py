@@ -4,7 +4,7 @@ import pytest
 
 from embedsearch.corpus import FieldMap, read_sources
 from embedsearch.errors import InputError
-from embedsearch.index import bundled_sources
+from embedsearch.corpus import bundled_sources
 
 
 def write(path, content, mode="w"):

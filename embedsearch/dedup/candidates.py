@@ -9,8 +9,8 @@ import numpy as np
 
 from ..ivf import ShardMap, local_map
 from ..search import dense_rows
-from .partitions import neighbour_edges, partitions
 from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash
+from .partitions import neighbour_edges, partitions
 from .report import Candidate, DedupSettings
 
 _CHUNK = 2048
