@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -134,7 +135,6 @@ finally:
 def test_two_node_cluster_fills_shards_on_both_nodes(tmp_path):
     """A separate process: its own two-node Ray cluster, each node with 2 logical CPUs."""
     import json
-    import subprocess
 
     if not os.environ.get("EMBEDSEARCH_REQUIRE_RAY"):
         pytest.importorskip("ray")
@@ -176,3 +176,17 @@ def test_a_worker_dying_mid_job_is_retried(local_ray, tmp_path):
     marker = tmp_path / "died-once"
     assert RayMap()(die_once, [(str(marker), 1), (str(marker), 2)]) == [1, 2]
     assert marker.exists()
+
+
+def test_the_local_engine_never_imports_ray(tmp_path):
+    code = ("import sys, numpy as np\n"
+            "from embedsearch import Document, Index, VectorSettings\n"
+            "x = np.random.default_rng(0).normal(size=(2000, 16)).astype('float32')\n"
+            "x /= np.linalg.norm(x, axis=1, keepdims=True)\n"
+            "docs = [Document(f'd{i}', f'abstract {i}') for i in range(2000)]\n"
+            "model = {'name': 'm', 'dimension': 16, 'fingerprint': 'f', 'settings': {}}\n"
+            f"index = Index.from_embeddings(docs, x, {str(tmp_path / 'i')!r}, model, VectorSettings(index_type='ivfpq'))\n"
+            "index.duplicates()\n"
+            "assert 'ray' not in sys.modules, 'ray was imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-1500:]
