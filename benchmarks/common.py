@@ -57,6 +57,14 @@ def clustered_vectors(n: int, dim: int = 384, clusters: int | None = None, seed:
 
 
 def peak_rss_mb() -> float:
+    """This process's own peak RSS. Linux's ``ru_maxrss`` survives ``exec``, so a child started by a
+    big parent would report the parent's peak; ``VmHWM`` is reset by ``exec``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
