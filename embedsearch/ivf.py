@@ -40,8 +40,8 @@ def _faiss():
 
 def factory(n: int, dim: int, settings) -> tuple[str, int]:
     """The FAISS factory string and list count for ``n`` vectors: about ``4 * sqrt(n)`` lists (fewer where
-    there are not 39 training vectors per list), PQ codes
-    of ``dim / pq_dims`` bytes at or above ``settings.sq_below`` vectors, SQ8 below it."""
+    there are not 39 training vectors per list); PQ codes of ``pq_bytes`` (default dim/4) bytes from
+    ``settings.sq_below`` vectors on, SQ8 below it."""
     lists = settings.ivf_lists or max(1, min(65_536, int(4 * math.sqrt(max(n, 1))), n // 39))
     if settings.ivf_codec == "sq8" or (settings.ivf_codec == "auto" and n < settings.sq_below):
         return f"IVF{lists},SQ8", lists
@@ -134,7 +134,7 @@ def _merge(trained: np.ndarray, shards, folder: Path, name: str) -> None:
         files = []
         for number, shard in enumerate(shards):
             files.append(str(scratch / f"shard-{number:05d}.faiss"))
-            faiss.write_index(faiss.deserialize_index(shard), files[-1])
+            Path(files[-1]).write_bytes(np.asarray(shard).tobytes())
         merged = faiss.deserialize_index(trained)
         with quiet_stdout():
             merge_ondisk(merged, files, str(folder / IVFDATA))

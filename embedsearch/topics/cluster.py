@@ -23,7 +23,8 @@ MIN_DOCUMENTS = 8
 @dataclass(frozen=True)
 class TopicSettings:
     """Clustering parameters; ``None`` means scaled to the corpus size (see ``resolve``). Corpora larger
-    than ``sample`` are fitted on a seeded sample of that many documents and the rest assigned (``sample``)."""
+    than ``sample`` are fitted on a seeded sample of that many documents and the rest are assigned to
+    the fitted topics (``topics.sample``)."""
 
     min_size: int | None = None
     min_samples: int | None = None
