@@ -8,8 +8,8 @@ through ``RayMap``. Nothing here is imported unless ``--engine ray`` is asked fo
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -133,39 +133,48 @@ def _run_task(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
 
 
 class RayMap:
-    """``map(fn, jobs)`` as one Ray task per job, spread over the cluster's nodes. Ray retries a task
-    whose worker dies; a job that still fails raises here, before anything is written. ``nodes``
-    counts the jobs each node ran."""
+    """``map(fn, jobs)`` as one Ray task per job, spread over the cluster's nodes, yielding results in
+    job order with at most two tasks per cluster CPU in flight (so the object store holds a bounded
+    number of shards). Ray retries a task whose worker dies; a job that still fails raises here,
+    before anything is written. ``nodes`` counts the jobs each node ran."""
 
     def __init__(self, settings: RaySettings = RaySettings()):
         self.settings = settings
         self.nodes: Counter[str] = Counter()
 
-    def __call__(self, fn: Callable[..., Any], jobs: Sequence[tuple]) -> list:
+    def __call__(self, fn: Callable[..., Any], jobs: Sequence[tuple]) -> Iterator[Any]:
         ray = connect(self.settings)
         task = ray.remote(num_cpus=1, max_retries=3, scheduling_strategy="SPREAD")(_run_task)
-        refs = [task.remote(fn, *job) for job in _put_arrays(ray, jobs)]
-        try:
-            done = ray.get(refs)
-        except ray.exceptions.RayError as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
-            raise EmbedsearchError(f"a Ray task failed after retries ({first}); nothing was written, "
-                                   "run the job again") from exc
-        self.nodes.update(node for node, _ in done)
-        return [result for _, result in done]
+        shared = _shared_values(ray, jobs)
+        window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        waiting = iter(jobs)
+        pending: deque = deque()
+
+        def submit() -> None:
+            job = next(waiting, None)
+            if job is not None:
+                pending.append(task.remote(fn, *(shared.get(id(value), value) for value in job)))
+
+        for _ in range(window):
+            submit()
+        while pending:
+            try:
+                node, result = ray.get(pending.popleft())
+            except ray.exceptions.RayError as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
+                raise EmbedsearchError(f"a Ray task failed after retries ({first}); nothing was written, "
+                                       "run the job again") from exc
+            self.nodes[node] += 1
+            submit()
+            yield result
 
 
-def _put_arrays(ray, jobs: Sequence[tuple]) -> list[list[Any]]:
-    """Arrays and models go to the object store once each, however many jobs share them."""
-    refs: dict[int, Any] = {}
-    out = []
-    for job in jobs:
-        args = []
-        for value in job:
-            if not isinstance(value, int | float | str | bool | None):
-                if id(value) not in refs:
-                    refs[id(value)] = ray.put(value)
-                value = refs[id(value)]
-            args.append(value)
-        out.append(args)
-    return out
+def _shared_values(ray, jobs: Sequence[tuple]) -> dict[int, Any]:
+    """Values every job passes (the trained index, the fitted topic models) go to the object store
+    once; the per-job data travels with its own task."""
+    if len(jobs) < 2:
+        return {}
+    common = {id(value) for value in jobs[0] if not isinstance(value, int | float | str | bool | None)}
+    for job in jobs[1:]:
+        common &= {id(value) for value in job}
+    return {id(value): ray.put(value) for value in jobs[0] if id(value) in common}

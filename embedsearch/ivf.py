@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,12 +24,13 @@ import numpy as np
 from .errors import InputError
 
 IVFDATA = "vectors.ivfdata"
-ShardMap = Callable[[Callable[..., Any], Sequence[tuple]], list]
+ShardMap = Callable[[Callable[..., Any], Sequence[tuple]], Iterable[Any]]
 
 
-def local_map(fn: Callable[..., Any], jobs: Sequence[tuple]) -> list:
-    """Run shard jobs one after another in this process (FAISS itself uses every core)."""
-    return [fn(*job) for job in jobs]
+def local_map(fn: Callable[..., Any], jobs: Sequence[tuple]) -> Iterator[Any]:
+    """Run jobs one after another in this process (FAISS itself uses every core), yielding each result
+    as it is done, so a caller can write it away before the next one is computed."""
+    return (fn(*job) for job in jobs)
 
 
 def _faiss():

@@ -174,7 +174,7 @@ def test_a_worker_dying_mid_job_is_retried(local_ray, tmp_path):
         return value
 
     marker = tmp_path / "died-once"
-    assert RayMap()(die_once, [(str(marker), 1), (str(marker), 2)]) == [1, 2]
+    assert list(RayMap()(die_once, [(str(marker), 1), (str(marker), 2)])) == [1, 2]
     assert marker.exists()
 
 
