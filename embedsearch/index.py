@@ -264,7 +264,8 @@ class Index:
         if len(keep) == 0:
             raise InputError(f"removing {len(ids)} ids would leave {self.path} empty; delete the folder instead")
         matrix = np.asarray(self.embeddings[keep])
-        self._write([d for r, d in enumerate(self.documents) if r not in drop], matrix, refill(self.path, self.manifest, matrix))
+        kept = [d for r, d in enumerate(self.documents) if r not in drop]
+        self._write(kept, matrix, refill(self.path, self.manifest, matrix))
         return self._reload()
 
     def _write(self, documents: list[Document], matrix: np.ndarray, write_vectors) -> None:

@@ -1,8 +1,9 @@
 """The index folder: manifest, format version, atomic replacement, validation on load.
 
 A folder holds ``manifest.json`` (written last), the documents, ``embeddings.npy``,
-``vectors.faiss`` (with ``vectors.ivfdata`` for an on-disk IVF index), the BM25 index and metadata. Every change is built in a temporary sibling folder and swapped in by
-rename, so a crash or Ctrl-C leaves either the old index or the new one, never a mix.
+``vectors.faiss`` (with ``vectors.ivfdata`` for an on-disk IVF index), the BM25 index and
+metadata. Every change is built in a temporary sibling folder and swapped in by rename, so a
+crash or Ctrl-C leaves either the old index or the new one, never a mix.
 """
 
 from __future__ import annotations

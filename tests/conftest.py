@@ -57,6 +57,15 @@ def model():
     return load_model(DEFAULT_MODEL)
 
 
+def clustered(n: int, d: int = 64, centres: int = 40, spread: float = 0.6, seed: int = 0):
+    """Unit vectors around random centres: small synthetic data every ANN index can be judged on."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(centres, d))[rng.integers(0, centres, n)] + spread * rng.normal(size=(n, d))
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
 def run_cli(*args: str, input: str | None = None, check: bool = False) -> subprocess.CompletedProcess:
     """Run the real command in a subprocess, as a user would."""
     result = subprocess.run([sys.executable, "-m", "embedsearch", *args], capture_output=True, text=True,

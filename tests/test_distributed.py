@@ -11,7 +11,7 @@ import pytest
 from embedsearch import Document, EmbedsearchError, Index, InputError, MissingDependencyError
 from embedsearch.embed import Embedder
 
-from conftest import run_cli
+from conftest import clustered, run_cli
 
 
 @pytest.fixture(scope="session")
@@ -80,9 +80,7 @@ def test_ivf_shards_filled_as_ray_tasks_match_a_monolithic_index(local_ray, tmp_
     from embedsearch import vectors as vec
     from embedsearch.distributed import RayMap
 
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(40, 64))[rng.integers(0, 40, 4000)] + 0.6 * rng.normal(size=(4000, 64))
-    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    x = clustered(4000)
     settings = vec.VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000)
     mapper = RayMap()
     trained = ivf.write_sharded(tmp_path, "vectors.faiss", x, settings, map_shards=mapper)

@@ -10,12 +10,7 @@ from embedsearch import Document, Index, InputError
 from embedsearch import ivf
 from embedsearch import vectors as vec
 
-
-def clustered(n, d=64, centres=40, seed=0):
-    rng = np.random.default_rng(seed)
-    c = rng.normal(size=(centres, d))
-    x = c[rng.integers(0, centres, n)] + 0.6 * rng.normal(size=(n, d))
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+from conftest import clustered
 
 
 SETTINGS = vec.VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000, train_sample=4000)

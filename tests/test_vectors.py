@@ -5,12 +5,11 @@ from embedsearch import vectors as vec
 from embedsearch.search import dense_rows
 from embedsearch.errors import IndexStoreError, InputError
 
+from conftest import clustered as shared_clustered
 
-def clustered(n, d=32, seed=0):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(20, d))
-    x = centers[rng.integers(0, 20, n)] + 0.3 * rng.normal(size=(n, d))
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+def clustered(n, seed=0):
+    return shared_clustered(n, d=32, centres=20, spread=0.3, seed=seed)
 
 
 def test_auto_choice_scales_with_size():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -41,8 +42,6 @@ def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
     given = {"threshold": threshold, "min_cosine": min_cosine, "min_overlap": min_overlap}
     settings = DedupSettings(**{k: v for k, v in given.items() if v is not None})
     ray = ray_settings(engine, ray_address)
-    import tempfile
-
     idx = open_index(index)
     with tempfile.TemporaryDirectory(prefix="embedsearch-against-") as scratch:
         reference = _open_against(against, idx, Path(scratch)) if against else None
