@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +92,21 @@ def write(folder: Path, documents: Sequence[Document]) -> None:
 
 
 def allowed_rows(folder: Path, filters: Sequence[Filter]) -> np.ndarray | None:
-    """A boolean mask of rows passing every filter, or ``None`` when there are no filters."""
+    """A read-only boolean mask of rows passing every filter, or ``None`` when there are no filters.
+
+    Recent masks are kept per metadata file (its inode and modification time, which a rewrite of the
+    index changes), so repeated filtered queries do not read and compare the columns again."""
     if not filters:
         return None
+    stat = (Path(folder) / FILE).stat()
+    return _mask(str(folder), stat.st_ino, stat.st_mtime_ns, tuple(filters))
+
+
+@lru_cache(maxsize=8)
+def _mask(folder: str, inode: int, mtime_ns: int, filters: tuple[Filter, ...]) -> np.ndarray:
     import pyarrow.parquet as pq
+
+    folder = Path(folder)
 
     schema = pq.read_schema(folder / FILE)
     known = [n for n in schema.names if n != "_"]
@@ -105,5 +117,27 @@ def allowed_rows(folder: Path, filters: Sequence[Filter]) -> np.ndarray | None:
     table = pq.read_table(folder / FILE, columns=sorted({f.field for f in filters}))
     mask = np.ones(table.num_rows, dtype=bool)
     for f in filters:
-        mask &= f.mask(table.column(f.field).to_pylist())
+        mask &= _column_mask(f, table.column(f.field))
+    mask.flags.writeable = False
     return mask
+
+
+def _column_mask(condition: Filter, column) -> np.ndarray:
+    """Evaluate a condition once per distinct value (years, venues) instead of once per row; list
+    columns (authors) fall back to row by row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_list(column.type) and condition.op in ("=", "!="):
+        matches = _column_mask(Filter(condition.field, "=", condition.value), pc.list_flatten(column))
+        hits = np.zeros(len(column), dtype=bool)
+        np.logical_or.at(hits, pc.list_parent_indices(column).to_numpy(), matches)
+        return hits if condition.op == "=" else ~hits
+    try:
+        encoded = column.dictionary_encode()
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+        return condition.mask(column.to_pylist())
+    outcomes = np.append(condition.mask(encoded.dictionary.to_pylist()), condition.mask([None]))
+    return outcomes[pc.fill_null(encoded.indices, -1).to_numpy()]

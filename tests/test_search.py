@@ -83,8 +83,21 @@ def test_filters_restrict_every_mode(with_metadata):
         assert set(ids) <= {"p2", "p3"} and ids
     ids = [h.id for h in with_metadata.search("molecules", 5, filters=["authors=Ada"])]
     assert ids == ["p1"]
+    ids = [h.id for h in with_metadata.search("molecules", 5, filters=["authors!=ada"])]
+    assert sorted(ids) == ["p2", "p3"]
     ids = [h.id for h in with_metadata.search("molecules", 5, filters=["year>=2024", "venue!=neurips"])]
     assert ids == []
+
+
+def test_filters_follow_add_and_remove(tmp_path):
+    docs = [Document("a", "Sparse attention for long documents.", "A", {"venue": "ICML"}),
+            Document("b", "Sparse attention kernels on GPUs.", "B", {"venue": "NeurIPS"})]
+    index = Index.build(docs, tmp_path / "idx")
+    assert [h.id for h in index.search("sparse attention", 5, filters=["venue=NeurIPS"])] == ["b"]
+    index.add([Document("c", "Sparse attention with learned routing.", "C", {"venue": "NeurIPS"})])
+    assert sorted(h.id for h in index.search("sparse attention", 5, filters=["venue=NeurIPS"])) == ["b", "c"]
+    index.remove(["b"])
+    assert [h.id for h in index.search("sparse attention", 5, filters=["venue=NeurIPS"])] == ["c"]
 
 
 @pytest.mark.parametrize("expression, message", [
