@@ -44,23 +44,41 @@ def keywords(texts: Sequence[str], labels: np.ndarray, topics: Sequence[int], to
         scores = share * np.log(np.maximum(share, 1e-12) / corpus_share)
         scores[share * members.shape[0] < min(2, members.shape[0])] = -np.inf
         order = np.lexsort((-counts, -scores))
-        out[topic] = _dedupe([vocab[i] for i in order if counts[i] > 0 and np.isfinite(scores[i])], top)
+        ranked = [i for i in order if counts[i] > 0 and np.isfinite(scores[i])]
+        out[topic] = _dedupe([vocab[i] for i in ranked], dict(zip(vocab[ranked], share[ranked])), top)
     return out
 
 
-def _dedupe(words: list[str], top: int) -> list[str]:
-    """The first ``top`` words, skipping a word (or its plural) already in a kept phrase, and a phrase
-    whose words are both kept already."""
+def _dedupe(words: list[str], share: dict[str, float], top: int) -> list[str]:
+    """The first ``top`` distinct keywords. Plurals count as the same term ("black hole", "black holes");
+    a word is skipped when a kept phrase contains it, and a kept word gives way to a later phrase that
+    holds it in most of the same papers ("black" -> "black holes"); a phrase whose words are all kept
+    words replaces them ("language", "models" -> "language models"), and one whose words are all kept
+    in some form adds nothing ("models llms" after "language models", "llms")."""
     kept: list[str] = []
-    singular: set[str] = set()
+
+    def stem(term: str) -> tuple[str, ...]:
+        return tuple(p.removesuffix("s") for p in term.split())
+
     for word in words:
-        parts = word.split()
-        covered = word.removesuffix("s") in singular if len(parts) == 1 else all(p in kept for p in parts)
-        if not covered:
-            kept.append(word)
-            singular.update(p.removesuffix("s") for p in parts)
-            if len(kept) == top:
-                break
+        parts = stem(word)
+        stems = [stem(k) for k in kept]
+        if parts in stems or (len(parts) == 1 and any(parts[0] in k for k in stems if len(k) > 1)):
+            continue
+        if len(parts) > 1:
+            inside = [i for i, k in enumerate(stems) if len(k) == 1 and k[0] in parts]
+            whole = {stems[i][0] for i in inside} == set(parts)
+            mostly = [i for i in inside if share[word] >= 0.7 * share[kept[i]]]
+            absorbed = inside if whole else mostly
+            if absorbed:
+                kept[absorbed[0]] = word
+                kept = [k for i, k in enumerate(kept) if i not in absorbed[1:]]
+                continue
+            if all(any(p in k for k in stems) for p in parts):
+                continue
+        kept.append(word)
+        if len(kept) == top:
+            break
     return kept
 
 
