@@ -68,3 +68,27 @@ def test_map_renders_every_point_search_highlights_and_click_shows_abstract(brow
     page.wait_for_selector("#paper h3")
     assert len(page.locator("#paper p").inner_text()) > 200
     assert errors == [] and outside == []  # works offline: nothing was fetched from the network
+
+
+def test_large_maps_draw_a_sample_that_keeps_every_topic(latent_topics, tmp_path):
+    import json
+    import re
+
+    import numpy as np
+
+    from embedsearch.topics.maps import shown_rows, write_html
+
+    index, _ = latent_topics
+    model = index.topics()
+    assigned = np.asarray(model.assignments[0])
+    rows = shown_rows(assigned, 300, seed=model.settings["seed"])
+    assert np.array_equal(rows, shown_rows(assigned, 300, seed=model.settings["seed"])) and 290 <= len(rows) <= 300 + 5 * 11
+    assert set(assigned[rows]) == set(assigned)
+    share = {t: np.mean(assigned == t) for t in set(assigned)}
+    assert all(abs(np.mean(assigned[rows] == t) - s) < 0.03 for t, s in share.items())
+    page = write_html(model, index.documents, tmp_path / "map.html", "sample", max_points=300).read_text()
+    docs = json.loads(re.search(r"const DOCS = (\[.*?\]);\n", page).group(1).replace("<\\/", "</"))
+    assert len(docs) == len(rows) and [d["id"] for d in docs] == [index.documents.ids[r] for r in rows]
+    assert f"{len(rows):,} of {len(index):,} papers shown" in page
+    everything = write_html(model, index.documents, tmp_path / "all.html", "all").read_text()
+    assert f"{len(index):,} papers, {len(model.topics())} topics" in everything

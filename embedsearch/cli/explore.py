@@ -116,7 +116,10 @@ def map_(index: Optional[Path] = IndexOpt, out: Path = typer.Option(Path("map.ht
          png: bool = typer.Option(False, "--png", help="Also write a static PNG next to the HTML."),
          min_size: Optional[int] = MinSizeOpt, seed: int = SeedOpt,
          level: int = typer.Option(0, "--level"), sample: int = SampleOpt, engine: str = EngineOpt,
-         ray_address: Optional[str] = RayAddressOpt) -> None:
+         ray_address: Optional[str] = RayAddressOpt,
+         max_points: int = typer.Option(20_000, "--max-points", min=1,
+                                        help="Draw at most about this many papers on the page (a sample keeping "
+                                             "each topic's share); the PNG draws all.")) -> None:
     """An interactive, self-contained HTML topic map (works offline); --png adds a static image."""
     from ..topics.maps import write_html, write_png
 
@@ -124,7 +127,7 @@ def map_(index: Optional[Path] = IndexOpt, out: Path = typer.Option(Path("map.ht
     idx = open_index(index)
     model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray)
     title = f"{idx.path.name}: {len(idx)} papers, {len(model.topics(level))} topics"
-    written = [write_html(model, list(idx.documents), out, title, level)]
+    written = [write_html(model, idx.documents, out, title, level, max_points)]
     if png:
         written.append(write_png(model, out.with_suffix(".png"), title, level))
     typer.echo("wrote " + " and ".join(str(p) for p in written), err=True)

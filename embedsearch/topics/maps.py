@@ -1,19 +1,25 @@
 """Topic maps: a self-contained interactive HTML page (plotly, inlined, works offline) and a static PNG
 (matplotlib). The page shows every paper coloured by topic with labels at topic centres; hovering
-shows the first sentence, the search box highlights matching papers, clicking shows the abstract."""
+shows the first sentence, the search box highlights matching papers, clicking shows the abstract.
+Above ``max_points`` papers the page draws a seeded sample that keeps every topic's share, so a
+million-paper corpus still gives a page a browser can open; the PNG always draws every paper."""
 
 from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..corpus import Document
+from ..docstore import DocumentStore
+from ..errors import InputError
 from .model import TopicModel
 
 WEBGL_ABOVE = 5000
+MAX_POINTS = 20_000
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -28,7 +34,7 @@ body {{ font-family: system-ui, sans-serif; margin: 0; display: flex; height: 10
 </style></head><body>
 <div id="side"><h2 style="font-size:16px">{title}</h2>
 <input id="search" type="search" placeholder="Search abstracts (id or words)…" aria-label="search">
-<div id="count">{n} papers, {k} topics</div><div id="paper"><p>Click a point to read its abstract.</p></div></div>
+<div id="count">{counted}</div><div id="paper"><p>Click a point to read its abstract.</p></div></div>
 <div id="map">{plot}</div>
 <script>
 const DOCS = {docs};
@@ -49,38 +55,59 @@ document.getElementById("search").addEventListener("input", ev => {{
   Plotly.restyle(plot, {{x: [hits.map(d => d.x)], y: [hits.map(d => d.y)], customdata: [hits.map(d => [d.i])],
                         text: [hits.map(d => d.id)]}}, [HIGHLIGHT]);
   document.getElementById("count").textContent = q ? hits.length + " matching papers highlighted"
-                                                   : "{n} papers, {k} topics";
+                                                   : "{counted}";
   document.getElementById("count").dataset.matches = hits.length;
 }});
 </script></body></html>
 """
 
 
-def write_html(model: TopicModel, documents: list[Document], path: Path, title: str, level: int = 0) -> Path:
+def shown_rows(assigned: np.ndarray, max_points: int = MAX_POINTS, seed: int = 0) -> np.ndarray:
+    """The rows the page draws: all of them when they fit, else a seeded sample of about ``max_points``
+    in which every topic (and the unassigned) keeps its share, with at least five points each."""
+    if max_points < 1:
+        raise InputError(f"--max-points must be at least 1, got {max_points}")
+    if len(assigned) <= max_points:
+        return np.arange(len(assigned))
+    rng = np.random.default_rng(seed)
+    order = np.argsort(assigned, kind="stable")
+    _, starts = np.unique(assigned[order], return_index=True)
+    picked = []
+    for rows in np.split(order, starts[1:]):
+        take = min(len(rows), max(5, round(max_points * len(rows) / len(assigned))))
+        picked.append(rng.choice(rows, take, replace=False))
+    return np.sort(np.concatenate(picked))
+
+
+def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore, path: Path, title: str,
+               level: int = 0, max_points: int = MAX_POINTS) -> Path:
     import plotly.graph_objects as go
     import plotly.io as pio
 
-    coords = model.coordinates
     assigned = np.asarray(model.assignments[level])
+    rows = shown_rows(assigned, max_points, model.settings.get("seed", 0))
+    shown = documents.get(rows.tolist()) if isinstance(documents, DocumentStore) else [documents[r] for r in rows]
+    coords = model.coordinates[rows]
+    assigned = assigned[rows]
     topics = model.topics(level)
     labels = {t.id: t.label for t in topics}
-    scatter = go.Scattergl if len(documents) > WEBGL_ABOVE else go.Scatter
+    scatter = go.Scattergl if len(rows) > WEBGL_ABOVE else go.Scatter
     fig = go.Figure()
     for topic_id in [t.id for t in topics] + [-1]:
-        rows = np.flatnonzero(assigned == topic_id)
-        if len(rows) == 0:
+        members = np.flatnonzero(assigned == topic_id)
+        if len(members) == 0:
             continue
         name = labels.get(topic_id, "unassigned")
         fig.add_trace(scatter(
-            x=coords[rows, 0], y=coords[rows, 1], mode="markers", name=f"{topic_id}: {name}" if topic_id >= 0 else name,
+            x=coords[members, 0], y=coords[members, 1], mode="markers",
+            name=f"{topic_id}: {name}" if topic_id >= 0 else name,
             marker={"size": 7, "opacity": 0.8, **({"color": "#bbbbbb"} if topic_id < 0 else {})},
-            customdata=[[int(r), documents[r].id, _wrap(documents[r].first_sentence(200))] for r in rows],
+            customdata=[[int(i), shown[i].id, _wrap(shown[i].first_sentence(200))] for i in members],
             hovertemplate="<b>%{customdata[1]}</b><br>%{customdata[2]}<extra>" + html.escape(name) + "</extra>"))
     fig.add_trace(scatter(x=[], y=[], mode="markers", name="search matches", hoverinfo="skip",
                           marker={"size": 14, "color": "rgba(0,0,0,0)", "line": {"width": 2.5, "color": "#d62728"}}))
     for topic in topics:
-        rows = np.flatnonzero(assigned == topic.id)
-        cx, cy = np.median(coords[rows], axis=0)
+        cx, cy = np.median(coords[assigned == topic.id], axis=0)
         fig.add_annotation(x=float(cx), y=float(cy), text=f"<b>{html.escape(topic.label)}</b>", showarrow=False,
                            font={"size": 12}, bgcolor="rgba(255,255,255,0.7)")
     fig.update_layout(template="plotly_white", margin={"l": 10, "r": 10, "t": 10, "b": 10},
@@ -88,9 +115,12 @@ def write_html(model: TopicModel, documents: list[Document], path: Path, title: 
                       hovermode="closest")
     plot = pio.to_html(fig, full_html=False, include_plotlyjs=True, div_id="plotly-map",
                        config={"displaylogo": False, "responsive": True})
-    docs = [{"i": r, "id": d.id, "title": d.title, "text": d.text, "x": float(coords[r, 0]), "y": float(coords[r, 1]),
-             "label": labels.get(int(assigned[r]), "unassigned")} for r, d in enumerate(documents)]
-    page = _PAGE.format(title=html.escape(title), n=len(documents), k=len(topics), plot=plot,
+    docs = [{"i": i, "id": d.id, "title": d.title, "text": d.text, "x": float(coords[i, 0]), "y": float(coords[i, 1]),
+             "label": labels.get(int(assigned[i]), "unassigned")} for i, d in enumerate(shown)]
+    counted = (f"{len(model.ids):,} papers, {len(topics)} topics" if len(rows) == len(model.ids) else
+               f"{len(rows):,} of {len(model.ids):,} papers shown (a sample keeping each topic's share), "
+               f"{len(topics)} topics")
+    page = _PAGE.format(title=html.escape(title), counted=counted, plot=plot,
                         docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
     path.write_text(page, encoding="utf-8")
     return path
