@@ -64,7 +64,7 @@ def test_groups_keep_the_first_record_and_absorb_the_rest(planted):
     assert set(kept[ids["b"]]) == {"dup-numbers", "dup-drop"}
     assert kept[ids["c"]] == ("dup-reworded",)
     as_json = report.to_json()
-    assert set(as_json["groups"][0]) == {"kept", "members", "pairs"}
+    assert set(as_json["groups"][0]) == {"kept", "members", "absorbed", "pairs"}
     assert set(as_json["groups"][0]["pairs"][0]) == {"a", "b", "cosine", "overlap", "verdict", "passages"}
 
 
@@ -97,6 +97,20 @@ def test_cross_set_reports_each_new_abstract_and_keeps_the_reference(planted, bu
     assert [(g.kept, g.absorbed) for g in report.groups] == [(ids["b"], ("sub-1",))]
     pair = report.groups[0].pairs[0]
     assert (pair.a, pair.b) == ("sub-1", ids["b"])
+    assert report.groups[0].existing == (ids["b"],)
+
+
+def test_cross_set_keeps_sides_apart_when_both_corpora_use_the_same_ids(planted, bundled_index, tmp_path):
+    _, ids, base = planted
+    old = Index.build([Document("x", base[ids["a"]].text), Document("y", base[ids["b"]].text)], tmp_path / "old")
+    new = Index.build([Document("y", base[ids["a"]].text + " Code is released."),
+                       Document("z", "An unrelated abstract about tax law in medieval Flanders and its courts.")],
+                      tmp_path / "new")
+    [group] = new.duplicates(against=old).groups
+    assert (group.kept, group.absorbed, group.existing) == ("x", ("y",), ("x",))
+    assert group.to_json()["absorbed"] == ["y"] and group.to_json()["existing"] == ["x"]
+    out = run_cli("dedup", "--index", str(new.path), "--against", str(old.path), check=True).stdout
+    assert "keep existing x; absorbs new y" in out and "new y ~ existing x" in out
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5])

@@ -53,10 +53,11 @@ def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
         return
     if not report.groups:
         typer.echo(f"no near-duplicates among {len(idx)} abstracts")
+    new, old = ("new ", "existing ") if against else ("", "")
     for number, group in enumerate(report.groups, start=1):
-        typer.echo(f"group {number}: keep {group.kept}; absorbs {', '.join(group.absorbed)}")
+        typer.echo(f"group {number}: keep {old}{group.kept}; absorbs {new}{', '.join(group.absorbed)}")
         for p in group.pairs:
-            typer.echo(f"  {p.a} ~ {p.b}  {p.verdict:<14} cosine {p.cosine:.3f}  overlap {p.overlap:.2f}")
+            typer.echo(f"  {new}{p.a} ~ {old}{p.b}  {p.verdict:<14} cosine {p.cosine:.3f}  overlap {p.overlap:.2f}")
             if p.passages:
                 quote = p.passages[0]
                 typer.echo(f"    shared: \"{quote[:100]}{'…' if len(quote) > 100 else ''}\"")

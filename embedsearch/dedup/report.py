@@ -87,18 +87,21 @@ class DuplicatePair:
 
 @dataclass(frozen=True)
 class DuplicateGroup:
-    """Records that are one submission; ``kept`` is the first of them in corpus order."""
+    """Records that are one submission; ``kept`` is the first of them in corpus order. Checked against an
+    existing corpus, ``existing`` lists the group's records from that corpus (``kept`` is one of them)
+    and ``absorbed`` the new ones, so an id both corpora use stays unambiguous."""
 
     kept: str
     members: tuple[str, ...]
     pairs: tuple[DuplicatePair, ...]
-
-    @property
-    def absorbed(self) -> tuple[str, ...]:
-        return tuple(m for m in self.members if m != self.kept)
+    absorbed: tuple[str, ...] = ()
+    existing: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"kept": self.kept, "members": list(self.members), "pairs": [p.to_json() for p in self.pairs]}
+        out = {"kept": self.kept, "members": list(self.members), "absorbed": list(self.absorbed)}
+        if self.existing:
+            out["existing"] = list(self.existing)
+        return {**out, "pairs": [p.to_json() for p in self.pairs]}
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,8 @@ class DuplicateReport:
 
 
 def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]]) -> tuple[DuplicateGroup, ...]:
-    """Group records by union-find over their corpus-order keys (ids may repeat across two sets)."""
+    """Group records by union-find over their (side, row) keys: side 0 is the index checked (or the
+    existing corpus), side 1 the new abstracts checked against it; ids may repeat across the sides."""
     id_of = {}
     for key_a, key_b, pair in edges:
         id_of[key_a], id_of[key_b] = pair.a, pair.b
@@ -147,6 +151,11 @@ def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]])
     grouped: list[list[DuplicatePair]] = [[] for _ in components]
     for key_a, _, pair in edges:
         grouped[member_of[key_a]].append(pair)
-    return tuple(DuplicateGroup(id_of[comp[0]], tuple(id_of[k] for k in comp),
-                                tuple(sorted(ps, key=lambda p: (-p.cosine, p.a, p.b))))
-                 for comp, ps in zip(components, grouped))
+    out = []
+    for comp, ps in zip(components, grouped):
+        new = [id_of[k] for k in comp if k[0] == 1]
+        out.append(DuplicateGroup(id_of[comp[0]], tuple(id_of[k] for k in comp),
+                                  tuple(sorted(ps, key=lambda p: (-p.cosine, p.a, p.b))),
+                                  tuple(new) if new else tuple(id_of[k] for k in comp[1:]),
+                                  tuple(id_of[k] for k in comp if k[0] == 0) if new else ()))
+    return tuple(out)
