@@ -79,6 +79,10 @@ def test_default_index_is_the_bundled_corpus():
     (["remove", "ghost", "--index", "{index}"], "no document with id 'ghost'"),
     (["dedup", "--index", "{index}", "--csv", "{root}/no/such/dir/pairs.csv"], "pairs.csv: No such file or directory"),
     (["search", "x", "--index", "{index}", "--filter", "year>=2020"], "filter on unknown field 'year'"),
+    (["search", "x", "--index", "{index}", "-k", "0"], "Invalid value for '-k'"),
+    (["search", "x", "--index", "{index}", "--bogus"], "No such option: --bogus"),
+    (["serach", "x"], "No such command 'serach'"),
+    (["map", "--index", "{index}", "--max-points", "0"], "--max-points must be at least 1"),
 ])
 def test_bad_input_is_one_line_exit_2_and_changes_nothing(built, args, message):
     root, index = built
@@ -89,6 +93,16 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(built, args, message):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.stderr
     assert (index / "manifest.json").read_text() == before
+
+
+def test_output_piped_into_head_stops_quietly(bundled_index):
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "embedsearch", "search", "graph", "--index", str(bundled_index.path), "-k", "57",
+               "--json"]  # about 90 kB: more than a pipe holds, so the writer sees the pipe close
+    piped = subprocess.run(f"{' '.join(command)} | head -c 1", shell=True, capture_output=True, text=True)
+    assert piped.stdout == "{" and "error" not in piped.stderr and "Traceback" not in piped.stderr
 
 
 def test_skip_invalid_reports_and_continues(built, tmp_path):

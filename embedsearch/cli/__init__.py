@@ -9,7 +9,28 @@ from .app import app
 
 
 def main() -> None:
-    app(prog_name="embedsearch")
+    """Run the command; a usage mistake (unknown option, value out of range) is one line on stderr,
+    exit code 2, like every other bad input."""
+    import sys
+
+    import typer
+
+    try:
+        code = app(prog_name="embedsearch", standalone_mode=False)
+    except typer.Abort:
+        typer.echo("interrupted; nothing was changed on disk", err=True)
+        code = 130
+    except Exception as exc:  # click's usage errors, which typer vendors under a private module
+        if not (hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)):
+            raise
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+            typer.echo(ctx.get_help(), err=True)
+        else:
+            where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            typer.echo(f"error: {exc.format_message()}{where}", err=True)
+        code = exc.exit_code
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 __all__ = ["app", "main"]

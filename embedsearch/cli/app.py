@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -32,6 +34,9 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
         except EmbedsearchError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except BrokenPipeError:  # output piped into `head`: stop quietly, as other Unix tools do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(1) from None
         except OSError as exc:  # an output path that cannot be written, a file that vanished mid-run
             where = f"{exc.filename}: " if exc.filename else ""
             typer.echo(f"error: {where}{exc.strerror or exc}", err=True)

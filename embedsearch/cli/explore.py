@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from ..errors import InputError
 from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, open_index, ray_settings
 
 
@@ -118,12 +119,14 @@ def map_(index: Optional[Path] = IndexOpt, out: Path = typer.Option(Path("map.ht
          min_size: Optional[int] = MinSizeOpt, seed: int = SeedOpt,
          level: int = typer.Option(0, "--level"), sample: int = SampleOpt, engine: str = EngineOpt,
          ray_address: Optional[str] = RayAddressOpt,
-         max_points: int = typer.Option(20_000, "--max-points", min=1,
+         max_points: int = typer.Option(20_000, "--max-points",
                                         help="Draw at most about this many papers on the page (a sample keeping "
                                              "each topic's share); the PNG draws all.")) -> None:
     """An interactive, self-contained HTML topic map (works offline); --png adds a static image."""
     from ..topics.maps import write_html, write_png
 
+    if max_points < 1:
+        raise InputError(f"--max-points must be at least 1, got {max_points}")
     ray = ray_settings(engine, ray_address)
     idx = open_index(index)
     model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray)
