@@ -7,8 +7,10 @@ millions of rows. A rebuild or ``add`` then embeds only text the model has never
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,3 +58,52 @@ class EmbeddingCache:
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+
+
+PARTS = {"embeddings": "embedding vectors by model", "onnx": "query encoders exported to ONNX",
+         "numba": "compiled umap/hdbscan code"}
+
+
+@dataclass(frozen=True)
+class CachePart:
+    """One thing kept in the cache folder; everything in it is rebuilt on demand when missing."""
+
+    path: Path
+    what: str
+    bytes: int
+    vectors: int | None = None
+
+
+def usage(root: Path | None = None) -> list[CachePart]:
+    """What the cache folder holds: each embedding database (with its vector count), the ONNX
+    exports and numba's compiled code."""
+    root = Path(root or default_cache_dir())
+    parts = []
+    for name, what in PARTS.items():
+        folder = root / name
+        if not folder.is_dir():
+            continue
+        if name == "embeddings":
+            for db in sorted(folder.glob("*.sqlite")):
+                size = sum(_size(p) for p in folder.glob(db.name + "*"))
+                with sqlite3.connect(db, timeout=60) as conn:
+                    count = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+                parts.append(CachePart(db, f"{what} ({db.stem})", size, count))
+        else:
+            parts.append(CachePart(folder, what, _size(folder)))
+    return parts
+
+
+def clear(root: Path | None = None) -> int:
+    """Delete what ``usage`` lists (never other files in the folder); returns the bytes freed."""
+    root = Path(root or default_cache_dir())
+    freed = sum(p.bytes for p in usage(root))
+    for name in PARTS:
+        shutil.rmtree(root / name, ignore_errors=True)
+    return freed
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())

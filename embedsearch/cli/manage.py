@@ -1,4 +1,4 @@
-"""Commands that manage an index: build, add, remove, info."""
+"""Commands that manage an index and the cache: build, add, remove, info, cache."""
 
 from __future__ import annotations
 
@@ -104,3 +104,33 @@ def info(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt) -> None:
         return
     for key, value in details.items():
         typer.echo(f"{key:>16}: {value}")
+
+
+@app.command()
+@friendly
+def cache(clear: bool = typer.Option(False, "--clear", help="Delete the cached vectors, ONNX exports and numba code."),
+          as_json: bool = JsonOpt) -> None:
+    """Where the cache lives, what it holds and its size; --clear frees it (all of it is rebuilt on demand)."""
+    from .. import cache as store
+
+    root = store.default_cache_dir()
+    parts = store.usage(root)
+    if clear:
+        freed = store.clear(root)
+        typer.echo(json.dumps({"path": str(root), "freed_bytes": freed}) if as_json
+                   else f"cleared {root}: {_megabytes(freed)} freed")
+        return
+    if as_json:
+        typer.echo(json.dumps({"path": str(root), "bytes": sum(p.bytes for p in parts),
+                               "parts": [{"path": str(p.path), "what": p.what, "bytes": p.bytes, "vectors": p.vectors}
+                                         for p in parts]}))
+        return
+    typer.echo(f"{root}  (set EMBEDSEARCH_CACHE_DIR to move it)")
+    for p in parts:
+        count = f"{p.vectors:,} vectors, " if p.vectors is not None else ""
+        typer.echo(f"  {p.path.relative_to(root)}: {p.what}, {count}{_megabytes(p.bytes)}")
+    typer.echo(f"total {_megabytes(sum(p.bytes for p in parts))}" if parts else "  (empty)")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
