@@ -107,7 +107,6 @@ def _mask(folder: str, inode: int, mtime_ns: int, filters: tuple[Filter, ...]) -
     import pyarrow.parquet as pq
 
     folder = Path(folder)
-
     schema = pq.read_schema(folder / FILE)
     known = [n for n in schema.names if n != "_"]
     for f in filters:
@@ -123,8 +122,8 @@ def _mask(folder: str, inode: int, mtime_ns: int, filters: tuple[Filter, ...]) -
 
 
 def _column_mask(condition: Filter, column) -> np.ndarray:
-    """Evaluate a condition once per distinct value (years, venues) instead of once per row; list
-    columns (authors) fall back to row by row."""
+    """Evaluate a condition once per distinct value (years, venues) instead of once per row; a list
+    column (authors) through its flattened values, or row by row for a numeric comparison."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
