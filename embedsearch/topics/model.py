@@ -24,7 +24,7 @@ from .labels import keywords, label
 from .sample import fit_and_assign
 
 FOLDER = "topics"
-FORMAT = 1
+FORMAT = 2  # part of the cache key: raised when saved results would differ (2: labels, sample assignment)
 
 
 @dataclass(frozen=True)
