@@ -99,14 +99,13 @@ def allowed_rows(folder: Path, filters: Sequence[Filter]) -> np.ndarray | None:
     if not filters:
         return None
     stat = (Path(folder) / FILE).stat()
-    return _mask(str(folder), stat.st_ino, stat.st_mtime_ns, tuple(filters))
+    return _mask(Path(folder), stat.st_ino, stat.st_mtime_ns, tuple(filters))
 
 
 @lru_cache(maxsize=8)
-def _mask(folder: str, inode: int, mtime_ns: int, filters: tuple[Filter, ...]) -> np.ndarray:
+def _mask(folder: Path, inode: int, mtime_ns: int, filters: tuple[Filter, ...]) -> np.ndarray:
     import pyarrow.parquet as pq
 
-    folder = Path(folder)
     schema = pq.read_schema(folder / FILE)
     known = [n for n in schema.names if n != "_"]
     for f in filters:

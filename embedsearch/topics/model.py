@@ -89,7 +89,7 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
     cl.enable_numba_cache()
     embeddings = np.asarray(index.embeddings, dtype=np.float32)
     if len(index) > resolved.sample:
-        labels, coordinates = fit_and_assign(embeddings, resolved, resolved.sample, map_jobs)
+        labels, coordinates = fit_and_assign(embeddings, resolved, map_jobs)
     else:
         knn = cl.neighbour_graph(index, resolved.neighbours)
         labels = cl.cluster(cl.reduce(embeddings, knn, resolved, resolved.components), resolved)

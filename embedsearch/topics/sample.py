@@ -79,11 +79,12 @@ def assign(fitted: SampleFit, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return vote(fitted.labels[nearest]), fitted.mapper.transform(vectors).astype(np.float32)
 
 
-def fit_and_assign(embeddings: np.ndarray, settings: TopicSettings, size: int,
+def fit_and_assign(embeddings: np.ndarray, settings: TopicSettings,
                    map_jobs: ShardMap = local_map) -> tuple[np.ndarray, np.ndarray]:
-    """Labels and 2-D coordinates for every row: sample rows from the fit, the rest from ``assign`` jobs."""
+    """Labels and 2-D coordinates for every row: ``settings.sample`` rows from the fit, the rest from
+    ``assign`` jobs."""
     n = len(embeddings)
-    chosen = sample_rows(n, size, settings.seed)
+    chosen = sample_rows(n, settings.sample, settings.seed)
     fitted, sample_labels, sample_coords = fit_sample(np.asarray(embeddings[chosen], dtype=np.float32), settings)
     labels = np.full(n, -1, dtype=np.int64)
     coordinates = np.zeros((n, 2), dtype=np.float32)
