@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +125,13 @@ def _read_one(path: Path, fields: FieldMap, skipped: list[Problem],
     if path.is_dir():
         raise InputError(f"{path}: is a directory; pass the corpus files inside it")
     if not path.exists():
+        if path.is_symlink():
+            try:
+                path.stat()
+            except OSError as exc:
+                if exc.errno == 40:  # ELOOP
+                    raise InputError(f"{path}: symbolic link loop; point it at a corpus file") from None
+            raise InputError(f"{path}: broken symbolic link (to {os.readlink(path)}); point it at a corpus file")
         raise InputError(f"{path}: no such file")
     fmt = detect_format(path)
     rows = {"seed": _seed_rows, "jsonl": _jsonl_rows, "csv": _csv_rows, "parquet": _parquet_rows}[fmt](path)
@@ -140,7 +149,8 @@ def _decoded_lines(path: Path) -> Iterator[tuple[int, str | Problem]]:
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             try:
-                yield number, raw.decode("utf-8").rstrip("\r\n")
+                line = raw.decode("utf-8").rstrip("\r\n")
+                yield number, line.removeprefix("\ufeff") if number == 1 else line
             except UnicodeDecodeError as exc:
                 yield number, Problem(f"{path}:{number}",
                                       f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
@@ -170,7 +180,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield where, Problem(where, f"invalid JSON ({exc.msg} at column {exc.colno})")
+            yield where, Problem(where, f"invalid JSON: {exc.msg.removesuffix(' starting at')} (column {exc.colno})")
             continue
         yield where, row if isinstance(row, dict) else Problem(where, "expected a JSON object")
 
@@ -229,18 +239,32 @@ def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Docu
     if text_key is None:
         raise ValueError(f"no text field (looked for {', '.join(TEXT_FIELDS)}); name it with --text-field")
     text = row[text_key]
-    if not isinstance(text, str) or not text.strip():
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"field {text_key!r} holds {_kind(text)}, not text; put the abstract there as a string")
+    if text is None or not text.strip():
         raise ValueError(f"empty text in field {text_key!r}")
     id_key = _pick(row, fields.id_field, ID_FIELDS, "id")
     doc_id = default_id if id_key is None else row[id_key]
     if doc_id is None or (isinstance(doc_id, str) and not doc_id.strip()):
         raise ValueError(f"empty id in field {id_key!r}")
+    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in str(doc_id).strip()):
+        raise ValueError(f"id {str(doc_id)!r} in field {id_key!r} holds a line break or control character")
     title_key = _pick(row, fields.title_field, TITLE_FIELDS, "title")
     title = _clean_scalar(row.get(title_key)) if title_key else None
     title = " ".join(str(title).split()) or None if title is not None else None
     used = {text_key, id_key, title_key}
     metadata = {k: _clean_scalar(v) for k, v in row.items() if k not in used}
     return Document(str(doc_id).strip(), text.strip(), title, metadata)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
 
 
 def bundled_sources() -> list[Path]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import Document
-from .errors import IndexStoreError
+from .errors import CorruptIndexError
 
 DOCS = "documents.jsonl"
 OFFSETS = "documents.offsets.npy"
@@ -40,8 +40,12 @@ class DocumentStore:
         self.folder = folder
         try:
             self._offsets = np.load(folder / OFFSETS)
+            size = (folder / DOCS).stat().st_size
         except (OSError, ValueError) as exc:
-            raise IndexStoreError(f"{folder / OFFSETS}: unreadable ({exc}); rebuild the index") from exc
+            raise CorruptIndexError(f"{folder / OFFSETS}: unreadable ({exc}); rebuild the index") from exc
+        if self._offsets.ndim != 1 or len(self._offsets) == 0 or int(self._offsets[-1]) != size:
+            raise CorruptIndexError(f"{folder / DOCS}: {size:,} bytes, but its offset table expects "
+                                    f"{int(self._offsets[-1]) if self._offsets.size else 0:,}; rebuild the index")
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -54,21 +58,31 @@ class DocumentStore:
                 line = fh.read(int(self._offsets[row + 1] - self._offsets[row]))
                 try:
                     out.append(Document.from_record(json.loads(line)))
-                except (ValueError, KeyError) as exc:
-                    raise IndexStoreError(f"{self.folder / DOCS}: row {row} is corrupted; rebuild the index") \
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise CorruptIndexError(f"{self.folder / DOCS}: row {row} is corrupted; rebuild the index") \
                         from exc
         return out
 
     def __iter__(self) -> Iterator[Document]:
         with (self.folder / DOCS).open("rb") as fh:
-            for line in fh:
-                yield Document.from_record(json.loads(line))
+            for row, line in enumerate(fh):
+                try:
+                    yield Document.from_record(json.loads(line))
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise CorruptIndexError(f"{self.folder / DOCS}: row {row} is corrupted; rebuild the index") \
+                        from exc
 
     @cached_property
     def ids(self) -> list[str]:
-        ids = json.loads((self.folder / IDS).read_text())
+        try:
+            ids = json.loads((self.folder / IDS).read_text())
+        except (OSError, ValueError) as exc:
+            raise CorruptIndexError(f"{self.folder / IDS}: unreadable ({exc}); rebuild the index") from exc
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise CorruptIndexError(f"{self.folder / IDS}: not a list of ids; rebuild the index")
         if len(ids) != len(self):
-            raise IndexStoreError(f"{self.folder / IDS}: {len(ids)} ids for {len(self)} documents; rebuild the index")
+            raise CorruptIndexError(f"{self.folder / IDS}: {len(ids)} ids for {len(self)} documents; "
+                                    "rebuild the index")
         return ids
 
     @cached_property

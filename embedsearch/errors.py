@@ -1,11 +1,13 @@
 """One small exception hierarchy; every message says what to do next.
 
-The CLI prints ``str(error)`` on one line and exits with ``error.exit_code``.
+The CLI prints ``str(error)`` on one line and exits with ``error.exit_code``: 2 for a usage or
+input mistake, 3 for a damaged index.
 """
 
 from __future__ import annotations
 
 USAGE_EXIT = 2
+CORRUPT_EXIT = 3
 
 
 class EmbedsearchError(Exception):
@@ -20,6 +22,12 @@ class InputError(EmbedsearchError):
 
 class IndexStoreError(EmbedsearchError):
     """An index folder is missing, unreadable, corrupted or from an incompatible version."""
+
+
+class CorruptIndexError(IndexStoreError):
+    """A file of an index is damaged (truncated, garbled, inconsistent); the message names it."""
+
+    exit_code = CORRUPT_EXIT
 
 
 class ModelMismatchError(EmbedsearchError):

@@ -6,6 +6,7 @@ Metadata is stored column-wise in ``metadata.parquet`` so a filter reads only it
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from .corpus import Document
-from .errors import InputError
+from .errors import CorruptIndexError, InputError
 
 FILE = "metadata.parquet"
-_EXPR = re.compile(r"^\s*([^<>=!\s]+)\s*(>=|<=|!=|=|>|<)\s*(.*?)\s*$")
+_EXPR = re.compile(r"^\s*([^<>=!\s]+)\s*(>=|<=|!=|==|=|>|<)\s*(.*?)\s*$")
 _NUMERIC = (">=", "<=", ">", "<")
 
 
@@ -37,15 +38,33 @@ class Filter:
         if not match or not match.group(3):
             raise InputError(f"filter {expression!r}: expected FIELD=VALUE or FIELD>=NUMBER (also !=, <=, <, >)")
         field, op, value = match.groups()
-        if op in _NUMERIC:
-            try:
-                float(value)
-            except ValueError:
-                raise InputError(f"filter {expression!r}: {op} needs a number, got {value!r}") from None
+        op = "=" if op == "==" else op
+        if value[:1] in "<>=!":
+            raise InputError(f"filter {expression!r}: unexpected {value[0]!r} after {op}; write FIELD{op}VALUE")
+        if op in _NUMERIC and _finite(value) is None:
+            raise InputError(f"filter {expression!r}: {op} needs a finite number, got {value!r}")
         return cls(field, op, value)
 
+    def check_type(self, kind: str, example: Any) -> None:
+        """Refuse a condition that could never match the field's type, instead of returning nothing."""
+        number = _finite(self.value)
+        where = f"filter {self.field}{self.op}{self.value}"
+        if self.op in _NUMERIC and kind not in ("integer", "number"):
+            raise InputError(f"{where}: {self.field!r} holds text (e.g. {example!r}), so {self.op} cannot compare "
+                             f"it; use {self.field}=VALUE")
+        if kind == "integer" and self.op in ("=", "!=") and (number is None or number != int(number)):
+            raise InputError(f"{where}: {self.field!r} holds whole numbers (e.g. {example!r}); "
+                             f"{self.value!r} can never match")
+        if kind == "number" and self.op in ("=", "!=") and number is None:
+            raise InputError(f"{where}: {self.field!r} holds numbers (e.g. {example!r}); {self.value!r} is not one")
+
     def mask(self, values: Sequence[Any]) -> np.ndarray:
-        if self.op in _NUMERIC:
+        if self.op in _NUMERIC or (self.op in ("=", "!=") and _finite(self.value) is not None
+                                   and all(_finite(v) is not None for v in values if v is not None)
+                                   and any(v is not None for v in values)):
+            if self.op in ("=", "!="):
+                equal = np.array([v is not None and _finite(v) == _finite(self.value) for v in values], dtype=bool)
+                return equal if self.op == "=" else ~equal
             bound = float(self.value)
             numbers = np.array([_number(v) for v in values], dtype=np.float64)
             with np.errstate(invalid="ignore"):
@@ -65,6 +84,17 @@ def _items(value: Any) -> list[Any]:
         except ValueError:
             return [value]
     return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _finite(value: Any) -> float | None:
+    """``value`` as a finite number (a numeric string counts, a bool does not), else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _number(value: Any) -> float:
@@ -102,22 +132,66 @@ def allowed_rows(folder: Path, filters: Sequence[Filter]) -> np.ndarray | None:
     return _mask(Path(folder), stat.st_ino, stat.st_mtime_ns, tuple(filters))
 
 
+def row_count(folder: Path) -> int:
+    """Rows in the metadata file (one per document), or a one-line error naming the damaged file."""
+    import pyarrow.parquet as pq
+
+    return _damaged_is_corrupt(folder, lambda: pq.read_metadata(folder / FILE).num_rows)
+
+
+def _damaged_is_corrupt(folder: Path, read):
+    import pyarrow as pa
+
+    try:
+        return read()
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise CorruptIndexError(f"{folder / FILE}: unreadable ({str(exc).strip()[:120]}); rebuild the index") \
+            from exc
+
+
 @lru_cache(maxsize=8)
 def _mask(folder: Path, inode: int, mtime_ns: int, filters: tuple[Filter, ...]) -> np.ndarray:
     import pyarrow.parquet as pq
 
-    schema = pq.read_schema(folder / FILE)
+    schema = _damaged_is_corrupt(folder, lambda: pq.read_schema(folder / FILE))
     known = [n for n in schema.names if n != "_"]
     for f in filters:
         if f.field not in known:
             listed = ", ".join(known) if known else "none (this corpus has no metadata)"
             raise InputError(f"filter on unknown field {f.field!r}; fields: {listed}")
-    table = pq.read_table(folder / FILE, columns=sorted({f.field for f in filters}))
+    columns = sorted({f.field for f in filters})
+    table = _damaged_is_corrupt(folder, lambda: pq.read_table(folder / FILE, columns=columns))
     mask = np.ones(table.num_rows, dtype=bool)
     for f in filters:
-        mask &= _column_mask(f, table.column(f.field))
+        column = table.column(f.field)
+        f.check_type(*_kind(column))
+        mask &= _column_mask(f, column)
     mask.flags.writeable = False
     return mask
+
+
+def _kind(column) -> tuple[str, Any]:
+    """The field's type as filters see it (integer, number, boolean or text; a list by its elements; a text
+    column whose every value is a number counts as a number, as CSV years do) and one example value."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        column = pc.list_flatten(column)
+    values = [v for v in pc.unique(column).to_pylist() if v is not None and v != ""]
+    example = values[0] if values else None
+    if pa.types.is_integer(column.type):
+        return "integer", example
+    if pa.types.is_floating(column.type):
+        return "number", example
+    if pa.types.is_boolean(column.type):
+        return "boolean", example
+    numbers = [_finite(v) for v in values]
+    if values and all(n is not None for n in numbers):
+        return ("integer" if all(n == int(n) for n in numbers) else "number"), example
+    return "text", example
 
 
 def _column_mask(condition: Filter, column) -> np.ndarray:

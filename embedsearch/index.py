@@ -17,8 +17,8 @@ from . import vectors as vec
 from .corpus import Document, FieldMap, Problem, bundled_sources, read_sources
 from .distributed import job_map
 from .docstore import DocumentStore
-from .embed import DEFAULT_MODEL, EmbedSettings
-from .errors import InputError, ModelMismatchError
+from .embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
+from .errors import CorruptIndexError, InputError, ModelMismatchError
 from .search import Hit, Ranked, SearchSettings, check_query, dense_rows, rank, to_hits
 from .writer import check_unique, embed_documents, export_query_encoder, refill, write_version
 
@@ -39,7 +39,7 @@ class Index:
         self.documents = DocumentStore(self.path)
         self.skipped: list[Problem] = []
         if len(self.documents) != manifest["documents"]:
-            raise store.IndexStoreError(f"{self.path}: manifest says {manifest['documents']} documents, "
+            raise CorruptIndexError(f"{self.path}: manifest says {manifest['documents']} documents, "
                                         f"found {len(self.documents)}; rebuild the index")
 
     # construction -------------------------------------------------------------------------------
@@ -52,9 +52,9 @@ class Index:
         ``path``, replacing any there."""
         from .embed import Embedder
 
+        path = store.check_target(path, sources)
         documents = list(documents)
         check_unique(documents)
-        path = Path(path)
         embed = embed or EmbedSettings(model=model)
         embedder = Embedder(embed)
         matrix = embed_documents(embedder, documents, progress, "embedding", ray)
@@ -92,6 +92,7 @@ class Index:
     def from_sources(cls, sources: Sequence[str | Path], path: str | Path,
                      fields: FieldMap = FieldMap(), skip_invalid: bool = False, **build: Any) -> "Index":
         """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``."""
+        path = store.check_target(path, sources)
         result = read_sources(sources, fields, skip_invalid)
         index = cls.build(result.documents, path, sources=[str(s) for s in sources], **build)
         index.skipped = result.skipped
@@ -99,12 +100,15 @@ class Index:
 
     @classmethod
     def load(cls, path: str | Path, model: str | None = None) -> "Index":
-        """Open an index folder; with ``model``, fail unless the index was built with that model."""
-        path = Path(path)
+        """Open an index folder (a symlink is followed once: writes reach the real folder); with ``model``,
+        fail unless the index was built with that model."""
+        path = store.real_path(path)
         manifest = store.read_manifest(path)
         index = cls(path, manifest)
         if model is not None:
-            index._check_model(model)
+            from .embed import load_model, model_fingerprint
+
+            check_fingerprint(index.manifest["model"], model_fingerprint(load_model(model)), model, path)
         return index
 
     @classmethod
@@ -133,11 +137,11 @@ class Index:
 
     @cached_property
     def faiss_index(self):
-        return vec.read(self.path / store.VECTORS)
+        return store.load_vectors(self.path, len(self))
 
     @cached_property
     def embeddings(self) -> np.ndarray:
-        return np.load(self.path / store.EMBEDDINGS, mmap_mode="r")
+        return store.load_embeddings(self.path, len(self), self.manifest["model"]["dimension"])
 
     @cached_property
     def encoder(self):
@@ -199,6 +203,13 @@ class Index:
     def _hits(self, ranked: list[Ranked]) -> list[Hit]:
         return to_hits(ranked, self.documents.get([r.row for r in ranked]))
 
+    def check(self, deep: bool = False) -> list[str]:
+        """What is wrong with this index on disk, one line each (empty when healthy); ``deep`` re-hashes
+        every file against the checksums in the manifest."""
+        from .check import problems
+
+        return problems(self.path, self.manifest, deep)
+
     def info(self) -> dict[str, Any]:
         m = self.manifest
         return {"path": str(self.path), "documents": len(self), "model": m["model"]["name"],
@@ -207,13 +218,14 @@ class Index:
                 "built_at": m["built_at"], "updated_at": m["updated_at"], "format_version": m["format_version"],
                 "package_version": m["package_version"]}
 
-    def topics(self, settings: "TopicSettings | None" = None, ray: "RaySettings | None" = None,
+    def topics(self, settings: "TopicSettings | None" = None, ray: "RaySettings | None" = None, level: int = 0,
                **overrides: Any) -> "TopicModel":
         """Topics of this index (UMAP + HDBSCAN), fitted once per index version and settings, then reused;
-        with ``ray``, documents outside the fitted sample are assigned on the cluster."""
+        with ``ray``, documents outside the fitted sample are assigned on the cluster. A missing ``level``
+        fails before anything is saved."""
         from .topics import TopicSettings, fit
 
-        return fit(self, replace(settings or TopicSettings(), **overrides), job_map(ray))
+        return fit(self, replace(settings or TopicSettings(), **overrides), job_map(ray), level)
 
     def duplicates(self, settings: "DedupSettings | None" = None, against: "Index | None" = None,
                    ray: "RaySettings | None" = None, **overrides: Any) -> "DuplicateReport":
@@ -242,7 +254,7 @@ class Index:
         if clash is not None:
             raise InputError(f"id {clash!r} is already in {self.path}; remove it first or give it another id")
         embedder = Embedder(EmbedSettings(**self.manifest["model"]["settings"]))
-        self._check_fingerprint(embedder.fingerprint, embedder.settings.model)
+        check_fingerprint(self.manifest["model"], embedder.fingerprint, embedder.settings.model, self.path)
         matrix = embed_documents(embedder, documents, progress, "embedding new")
         everything = np.concatenate([np.asarray(self.embeddings), matrix])
         if self.manifest["index"].get("ondisk"):
@@ -277,18 +289,6 @@ class Index:
         self.__dict__.clear()
         self.__dict__.update(fresh.__dict__)
         return self
-
-    def _check_model(self, model: str) -> None:
-        from .embed import load_model, model_fingerprint
-
-        self._check_fingerprint(model_fingerprint(load_model(model)), model)
-
-    def _check_fingerprint(self, fingerprint: str, model: str) -> None:
-        expected = self.manifest["model"]
-        if fingerprint != expected["fingerprint"]:
-            raise ModelMismatchError(
-                f"{self.path} was built with model {expected['name']!r} (fingerprint {expected['fingerprint']}), "
-                f"not {model!r} ({fingerprint}); use that model or rebuild with `embedsearch build --model`")
 
 
 def _check_k(k: int) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import Document
-from .errors import IndexStoreError
+from .errors import CorruptIndexError
 
 FOLDER = "lexical"
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -93,14 +93,26 @@ class LexicalIndex:
             self.config = json.loads((self.folder / "config.json").read_text())
             self._data, self._indices, self._indptr = (np.load(self.folder / f"{n}.npy", mmap_mode="r")
                                                       for n in ("data", "indices", "indptr"))
-        except (OSError, ValueError) as exc:
-            raise IndexStoreError(f"{self.folder}: lexical index missing or unreadable; rebuild with "
-                                  "`embedsearch build`") from exc
-        self.tokenizer = Tokenizer(self.config["stopwords"], self.config["settings"]["stemmer"])
+            self.tokenizer = Tokenizer(self.config["stopwords"], self.config["settings"]["stemmer"])
+            if len(self._data) != len(self._indices) or int(self._indptr[-1]) != len(self._data):
+                raise ValueError("posting arrays disagree in length")
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise CorruptIndexError(f"{self.folder}: lexical index missing or unreadable ({exc}); rebuild with "
+                                    "`embedsearch build`") from exc
+
+    def max_row(self) -> int:
+        """The largest document row any posting names (-1 when there are none)."""
+        return int(np.max(self._indices)) if len(self._indices) else -1
 
     @cached_property
     def vocab(self) -> dict[str, int]:
-        return json.loads((self.folder / "vocab.json").read_text())
+        try:
+            vocab = json.loads((self.folder / "vocab.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise CorruptIndexError(f"{self.folder / 'vocab.json'}: unreadable ({exc}); rebuild the index") from exc
+        if not isinstance(vocab, dict) or (vocab and max(vocab.values()) >= len(self._indptr)):
+            raise CorruptIndexError(f"{self.folder / 'vocab.json'}: does not match the postings; rebuild the index")
+        return vocab
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (zero where no term matches)."""

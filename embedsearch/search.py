@@ -84,6 +84,8 @@ class Ranked:
 def check_query(query: str) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InputError("empty query; type some words to search for")
+    if not any(ch.isalnum() for ch in query):
+        raise InputError("query has no letters or digits; type some words to search for")
     if len(query) > MAX_QUERY_CHARS:
         raise InputError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
                          "(pass an abstract, not a whole paper)")

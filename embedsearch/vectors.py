@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import ivf
-from .errors import IndexStoreError, InputError
+from .errors import CorruptIndexError, InputError
 
 INDEX_TYPES = ("auto", "flat", "hnsw", "ivfpq")
 IVF_CODECS = ("auto", "pq", "sq8")
@@ -152,5 +152,5 @@ def read(path: Path):
         return faiss.read_index(str(path))
     except RuntimeError as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "unreadable"
-        raise IndexStoreError(f"{path}: FAISS file is corrupted ({reason[:120]}); rebuild with `embedsearch build`") \
+        raise CorruptIndexError(f"{path}: FAISS file is corrupted ({reason[:120]}); rebuild with `embedsearch build`") \
             from exc

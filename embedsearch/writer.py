@@ -55,7 +55,7 @@ def write_version(path: Path, documents: list[Document], matrix: np.ndarray,
         write_vectors(tmp / store.VECTORS)
         lex.build(documents, tmp, lex.LexicalSettings(**manifest.get("lexical", {})))
         flt.write(tmp, documents)
-        store.write_manifest(tmp, manifest)
+        store.write_manifest(tmp, {**manifest, "files": store.file_records(tmp)})
 
 
 def refill(path: Path, manifest: dict[str, Any], matrix: np.ndarray) -> Callable[[Path], Any]:

@@ -102,7 +102,7 @@ def test_filters_follow_add_and_remove(tmp_path):
 
 @pytest.mark.parametrize("expression, message", [
     ("yr=2020", "unknown field 'yr'; fields: authors, venue, year"),
-    ("year>=recent", "needs a number"),
+    ("year>=recent", "needs a finite number"),
     ("year", "expected FIELD=VALUE"),
 ])
 def test_bad_filters(with_metadata, expression, message):

@@ -63,9 +63,25 @@ def ray_settings(engine: str, address: Optional[str], workers: Optional[int] = N
     return RaySettings(address=address, workers=workers)
 
 
-def open_index(path: Optional[Path], model: Optional[str] = None):
+def open_index(path: Optional[str], model: Optional[str] = None):
     from ..index import Index
 
     if path is None:
         return Index.bundled(progress=True)
     return Index.load(path, model=model)
+
+
+def writable_file(path: Path, option: str) -> Path:
+    """Check an output path before any work is done: its folder exists and it is not a folder itself."""
+    from ..errors import InputError
+
+    if path.is_dir():
+        raise InputError(f"{option} {path} is a folder; name a file to write")
+    if not path.parent.is_dir():
+        raise InputError(f"{option} {path}: folder {path.parent} does not exist; create it first")
+    return path
+
+
+def one_line(text: str) -> str:
+    """Control characters (a line break inside an id) shown escaped, so each result stays on one line."""
+    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in text)

@@ -10,23 +10,27 @@ from typing import Optional
 import typer
 
 from ..errors import InputError
-from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, open_index, ray_settings
+from .app import (EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index,
+                  ray_settings, writable_file)
 
 
-def _open_against(path: Path, like, scratch: Path):
+def _open_against(path: Path, like, scratch: Path, skip_invalid: bool):
     """An index folder, or a corpus file indexed into ``scratch`` with ``like``'s model (through the cache)."""
     from ..embed import EmbedSettings
     from ..index import Index
 
-    if (path / "manifest.json").exists():
+    if path.is_dir():
         return Index.load(path)
-    return Index.from_sources([path], scratch / "index", embed=EmbedSettings(**like.manifest["model"]["settings"]),
-                              progress=True)
+    against = Index.from_sources([path], scratch / "index", skip_invalid=skip_invalid, progress=True,
+                                 embed=EmbedSettings(**like.manifest["model"]["settings"]))
+    if against.skipped:
+        typer.echo(f"skipped {len(against.skipped)} invalid record(s) of {path}; first: {against.skipped[0]}", err=True)
+    return against
 
 
 @app.command()
 @friendly
-def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
+def dedup(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt,
           csv_file: Optional[Path] = typer.Option(None, "--csv", help="Also write every flagged pair to this CSV."),
           threshold: Optional[float] = typer.Option(None, "--threshold",
                                                     help="Cosine that alone makes a duplicate (default 0.93)."),
@@ -36,6 +40,8 @@ def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
                                                       help="Shared word 5-grams, of the shorter (default 0.60)."),
           against: Optional[Path] = typer.Option(None, "--against",
                                                  help="Existing corpus (index folder or corpus file) to check against."),
+          skip_invalid: bool = typer.Option(False, "--skip-invalid",
+                                            help="Skip bad records of an --against corpus file and report them."),
           engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
     """Groups of near-duplicate abstracts, with evidence and which record is kept."""
     from ..dedup import DedupSettings
@@ -43,9 +49,11 @@ def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
     given = {"threshold": threshold, "min_cosine": min_cosine, "min_overlap": min_overlap}
     settings = DedupSettings(**{k: v for k, v in given.items() if v is not None})
     ray = ray_settings(engine, ray_address)
+    if csv_file is not None:
+        writable_file(csv_file, "--csv")
     idx = open_index(index)
     with tempfile.TemporaryDirectory(prefix="embedsearch-against-") as scratch:
-        reference = _open_against(against, idx, Path(scratch)) if against else None
+        reference = _open_against(against, idx, Path(scratch), skip_invalid) if against else None
         report = idx.duplicates(settings, against=reference, ray=ray)
     if csv_file is not None:
         _write_pairs_csv(report, csv_file)
@@ -56,9 +64,10 @@ def dedup(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt,
         typer.echo(f"no near-duplicates among {len(idx)} abstracts")
     new, old = ("new ", "existing ") if against else ("", "")
     for number, group in enumerate(report.groups, start=1):
-        typer.echo(f"group {number}: keep {old}{group.kept}; absorbs {new}{', '.join(group.absorbed)}")
+        typer.echo(f"group {number}: keep {old}{one_line(group.kept)}; "
+                   f"absorbs {new}{', '.join(one_line(a) for a in group.absorbed)}")
         for p in group.pairs:
-            typer.echo(f"  {new}{p.a} ~ {old}{p.b}  {p.verdict:<14} cosine {p.cosine:.3f}  overlap {p.overlap:.2f}")
+            typer.echo(f"  {new}{one_line(p.a)} ~ {old}{one_line(p.b)}  {p.verdict:<14} cosine {p.cosine:.3f}  overlap {p.overlap:.2f}")
             if p.passages:
                 quote = p.passages[0]
                 typer.echo(f"    shared: \"{quote[:100]}{'…' if len(quote) > 100 else ''}\"")
@@ -77,16 +86,19 @@ SampleOpt = typer.Option(50_000, "--sample", help="Fit on at most this many pape
 
 @app.command()
 @friendly
-def topics(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt, min_size: Optional[int] = MinSizeOpt,
-           seed: int = SeedOpt, level: int = typer.Option(0, "--level", help="0 = finest; higher = broader."),
+def topics(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt, min_size: Optional[int] = MinSizeOpt,
+           seed: int = SeedOpt, level: int = typer.Option(0, "--level", min=0, help="0 = finest; higher = broader."),
            assign_outliers: bool = typer.Option(False, "--assign-outliers",
                                                 help="Attach unassigned papers to their nearest topic."),
            query: Optional[str] = typer.Option(None, "--query", help="List the topics nearest this query."),
            sample: int = SampleOpt, engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
     """Topics of an index: label, size, keywords, representative and member papers."""
+    from ..search import check_query
+
+    query = check_query(query) if query is not None else None
     ray = ray_settings(engine, ray_address)
     idx = open_index(index)
-    model = idx.topics(_topic_settings(min_size, seed, assign_outliers, sample), ray=ray)
+    model = idx.topics(_topic_settings(min_size, seed, assign_outliers, sample), ray=ray, level=level)
     if query is not None:
         nearest = model.nearest(idx.encode([query])[0], level)
         if as_json:
@@ -114,10 +126,10 @@ def topics(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt, min_size: 
 
 @app.command("map")
 @friendly
-def map_(index: Optional[Path] = IndexOpt, out: Path = typer.Option(Path("map.html"), "--out"),
+def map_(index: Optional[str] = IndexOpt, out: Path = typer.Option(Path("map.html"), "--out"),
          png: bool = typer.Option(False, "--png", help="Also write a static PNG next to the HTML."),
          min_size: Optional[int] = MinSizeOpt, seed: int = SeedOpt,
-         level: int = typer.Option(0, "--level"), sample: int = SampleOpt, engine: str = EngineOpt,
+         level: int = typer.Option(0, "--level", min=0), sample: int = SampleOpt, engine: str = EngineOpt,
          ray_address: Optional[str] = RayAddressOpt,
          max_points: int = typer.Option(20_000, "--max-points",
                                         help="Draw at most about this many papers on the page (a sample keeping "
@@ -127,9 +139,10 @@ def map_(index: Optional[Path] = IndexOpt, out: Path = typer.Option(Path("map.ht
 
     if max_points < 1:
         raise InputError(f"--max-points must be at least 1, got {max_points}")
+    writable_file(out, "--out")
     ray = ray_settings(engine, ray_address)
     idx = open_index(index)
-    model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray)
+    model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray, level=level)
     title = f"{idx.path.name}: {len(idx)} papers, {len(model.topics(level))} topics"
     written = [write_html(model, idx.documents, out, title, level, max_points)]
     if png:

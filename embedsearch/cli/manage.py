@@ -29,7 +29,7 @@ def _report_skipped(skipped) -> None:
 @app.command()
 @friendly
 def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (seed format), .jsonl, .csv, .parquet."),
-          index: Path = typer.Option(..., "--index", "-i", help="Index folder to create or replace."),
+          index: str = typer.Option(..., "--index", "-i", help="Index folder to create or replace."),
           model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="sentence-transformers name or path."),
           id_field: Optional[str] = typer.Option(None, "--id-field"),
           title_field: Optional[str] = typer.Option(None, "--title-field"),
@@ -56,7 +56,7 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
 @app.command()
 @friendly
 def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
-        index: Path = typer.Option(..., "--index", "-i"),
+        index: str = typer.Option(..., "--index", "-i"),
         id_field: Optional[str] = typer.Option(None, "--id-field"),
         title_field: Optional[str] = typer.Option(None, "--title-field"),
         text_field: Optional[str] = typer.Option(None, "--text-field"),
@@ -84,7 +84,7 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
 @app.command()
 @friendly
 def remove(ids: list[str] = typer.Argument(..., help="Document ids to remove."),
-           index: Path = typer.Option(..., "--index", "-i")) -> None:
+           index: str = typer.Option(..., "--index", "-i")) -> None:
     """Remove documents by id (nothing is re-embedded)."""
     from ..index import Index
 
@@ -96,14 +96,40 @@ def remove(ids: list[str] = typer.Argument(..., help="Document ids to remove."),
 
 @app.command()
 @friendly
-def info(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt) -> None:
-    """Documents, model, index type, size on disk and build time."""
-    details = open_index(index).info()
+def info(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt) -> None:
+    """Documents, model, index type, size on disk and build time; a damaged index says so (exit 3)."""
+    idx = open_index(index)
+    _fail_if_damaged(idx, idx.check())
+    details = idx.info()
     if as_json:
         typer.echo(json.dumps(details))
         return
     for key, value in details.items():
         typer.echo(f"{key:>16}: {value}")
+
+
+@app.command()
+@friendly
+def check(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt) -> None:
+    """Verify every file of an index against the sizes and checksums in its manifest, and the row counts
+    of every part; one line per problem and exit 3 when damaged."""
+    idx = open_index(index)
+    problems = idx.check(deep=True)
+    if as_json:
+        typer.echo(json.dumps({"path": str(idx.path), "healthy": not problems, "problems": problems}))
+        if problems:
+            raise typer.Exit(3)
+        return
+    _fail_if_damaged(idx, problems)
+    typer.echo(f"{idx.path}: healthy ({len(idx)} documents, every file matches the manifest)")
+
+
+def _fail_if_damaged(idx, problems: list[str]) -> None:
+    if problems:
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
+        typer.echo(f"error: {idx.path} is damaged; rebuild it with `embedsearch build`", err=True)
+        raise typer.Exit(3)
 
 
 @app.command()

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ..errors import InputError
-from .app import IndexOpt, JsonOpt, KOpt, app, friendly, open_index
+from .app import IndexOpt, JsonOpt, KOpt, app, friendly, one_line, open_index
 
 
 def _topic_labels(idx) -> dict[str, str]:
@@ -33,10 +33,11 @@ def _print_hits(hits, as_json: bool, query: Optional[str] = None, topics: Option
     if query is not None:
         typer.echo(f"\n# {query}")
     width = shutil.get_terminal_size((120, 20)).columns
-    id_width = max([len(h.id) for h in hits] + [2])
-    for hit in hits:
+    shown = [one_line(h.id) for h in hits]
+    id_width = max([len(i) for i in shown] + [2])
+    for hit, shown_id in zip(hits, shown):
         topic = f"[{topics.get(hit.id, 'unassigned')}]  " if topics else ""
-        line = f"{hit.rank:>3}  {hit.score:.3f}  {hit.id:<{id_width}}  {topic}{hit.preview}"
+        line = f"{hit.rank:>3}  {hit.score:.3f}  {shown_id:<{id_width}}  {topic}{one_line(hit.preview)}"
         typer.echo(line if len(line) <= width else line[: width - 1] + "…")
     if not hits:
         typer.echo("no results")
@@ -64,7 +65,7 @@ def _read_queries(file: Path) -> list[str]:
 @app.command()
 @friendly
 def search(query: Optional[str] = typer.Argument(None, help="Free-text query."),
-           index: Optional[Path] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt,
+           index: Optional[str] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt,
            queries: Optional[Path] = typer.Option(None, "--queries", help="File with one query per line."),
            mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
            filters: list[str] = typer.Option([], "--filter", help="FIELD=VALUE or FIELD>=NUMBER; repeatable.")) -> None:
@@ -86,23 +87,32 @@ def search(query: Optional[str] = typer.Argument(None, help="Free-text query."),
 def similar(doc_id: Optional[str] = typer.Argument(None, help="Id of a paper in the index."),
             text: Optional[str] = typer.Option(None, "--text", help="An abstract's text."),
             file: Optional[Path] = typer.Option(None, "--file", help="A file holding an abstract."),
-            index: Optional[Path] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt) -> None:
+            index: Optional[str] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt) -> None:
     """Related papers for a paper in the index, or for a new abstract."""
     given = [x for x in (doc_id, text, file) if x is not None]
     if len(given) != 1:
         raise InputError("give exactly one of DOC_ID, --text or --file")
+    if file is not None and not file.is_file():
+        raise InputError(f"{file}: no such file" if not file.exists() else f"{file}: is a folder, not a file")
     idx = open_index(index)
     if doc_id is not None:
         if doc_id not in idx.documents.row_of:
             raise InputError(f"no document with id {doc_id!r} in {idx.path}; use --text for new abstracts")
         _print_hits(idx.similar(doc_id, k), as_json, topics=None if as_json else _topic_labels(idx))
         return
-    if file is not None:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{file}: cannot read abstract ({exc})") from exc
-    _print_hits(idx.similar_to_text(text or "", k), as_json, topics=None if as_json else _topic_labels(idx))
+    if file is None:
+        _print_hits(idx.similar_to_text(text or "", k), as_json, topics=None if as_json else _topic_labels(idx))
+        return
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"{file}: cannot read the abstract ({reason})") from None
+    try:
+        hits = idx.similar_to_text(text, k)
+    except InputError as exc:
+        raise InputError(f"{file}: {exc}") from None
+    _print_hits(hits, as_json, topics=None if as_json else _topic_labels(idx))
 
 
 @app.command("eval")

