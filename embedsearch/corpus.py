@@ -87,10 +87,18 @@ class ReadResult:
 def read_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(),
                  skip_invalid: bool = False) -> ReadResult:
     """Read every source into documents, rejecting duplicate ids across all of them."""
-    documents: list[Document] = []
     skipped: list[Problem] = []
+    return ReadResult(list(iter_sources(paths, fields, skip_invalid, skipped)), skipped)
+
+
+def iter_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(), skip_invalid: bool = False,
+                 skipped: list[Problem] | None = None) -> Iterator[Document]:
+    """Documents of every source, one at a time (a build streams them into segments), with the same checks
+    as ``read_sources``; skipped records are appended to ``skipped``."""
+    skipped = [] if skipped is None else skipped
     seen: dict[str, str] = {}
-    for path in map(Path, paths):
+    paths = [Path(p) for p in paths]
+    for path in paths:
         count = 0
         for where, doc in _read_one(path, fields, skipped, skip_invalid):
             if doc.id in seen:
@@ -98,13 +106,12 @@ def read_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(),
                       skipped, skip_invalid)
                 continue
             seen[doc.id] = where
-            documents.append(doc)
             count += 1
+            yield doc
         if count == 0 and not skip_invalid:
             raise InputError(f"{path}: no documents found; is it empty or in another format?")
-    if not documents:
+    if not seen:
         raise InputError("no valid documents in " + ", ".join(str(p) for p in paths))
-    return ReadResult(documents, skipped)
 
 
 def detect_format(path: Path) -> str:

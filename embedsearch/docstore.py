@@ -16,6 +16,15 @@ from .errors import CorruptIndexError
 DOCS = "documents.jsonl"
 OFFSETS = "documents.offsets.npy"
 IDS = "ids.json"
+ID_HASHES = "ids.hash.npy"
+
+
+def id_hashes(ids: Sequence[str]) -> np.ndarray:
+    """A 64-bit hash per id, so an id is found without reading every id of a large segment."""
+    import hashlib
+
+    return np.fromiter((int.from_bytes(hashlib.blake2b(i.encode("utf-8"), digest_size=8).digest(), "little")
+                        for i in ids), dtype=np.uint64, count=len(ids))
 
 
 def write_documents(folder: Path, documents: Iterable[Document]) -> int:
@@ -30,6 +39,9 @@ def write_documents(folder: Path, documents: Iterable[Document]) -> int:
             ids.append(doc.id)
     np.save(folder / OFFSETS, np.asarray(offsets, dtype=np.int64))
     (folder / IDS).write_text(json.dumps(ids, ensure_ascii=False))
+    hashes = id_hashes(ids)
+    order = np.argsort(hashes, kind="stable")
+    np.save(folder / ID_HASHES, np.stack([hashes[order], order.astype(np.uint64)]))
     return len(ids)
 
 
@@ -84,6 +96,26 @@ class DocumentStore:
             raise CorruptIndexError(f"{self.folder / IDS}: {len(ids)} ids for {len(self)} documents; "
                                     "rebuild the index")
         return ids
+
+    def find(self, ids: Sequence[str]) -> np.ndarray:
+        """The row of each id (-1 where absent), through the sorted id hashes: no full id list is read."""
+        try:
+            table = np.load(self.folder / ID_HASHES, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise CorruptIndexError(f"{self.folder / ID_HASHES}: unreadable ({exc}); rebuild the index") from exc
+        if table.shape != (2, len(self)):
+            raise CorruptIndexError(f"{self.folder / ID_HASHES}: wrong shape {table.shape}; rebuild the index")
+        wanted = id_hashes(ids)
+        rows = np.full(len(ids), -1, dtype=np.int64)
+        for i, (doc_id, h) in enumerate(zip(ids, wanted)):
+            at = int(np.searchsorted(table[0], h))
+            while at < len(self) and table[0][at] == h:
+                row = int(table[1][at])
+                if self.get([row])[0].id == doc_id:
+                    rows[i] = row
+                    break
+                at += 1
+        return rows
 
     @cached_property
     def row_of(self) -> dict[str, int]:

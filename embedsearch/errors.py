@@ -30,6 +30,10 @@ class CorruptIndexError(IndexStoreError):
     exit_code = CORRUPT_EXIT
 
 
+class IndexLockedError(EmbedsearchError):
+    """Another process is writing the index and the caller chose not to wait."""
+
+
 class ModelMismatchError(EmbedsearchError):
     """Vectors from two different embedding models would be mixed."""
 

@@ -121,15 +121,48 @@ def write(folder: Path, documents: Sequence[Document]) -> None:
     pq.write_table(pa.table(columns) if columns else pa.table({"_": pa.nulls(len(documents))}), folder / FILE)
 
 
-def allowed_rows(folder: Path, filters: Sequence[Filter]) -> np.ndarray | None:
-    """A read-only boolean mask of rows passing every filter, or ``None`` when there are no filters.
+def merge(parts: Sequence[tuple[Path, np.ndarray | None]], folder: Path) -> None:
+    """Write the metadata of the live rows of several segments, in order, as one file (a merge); a field
+    missing from a segment is empty there, a field whose types differ between segments becomes text."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    Recent masks are kept per metadata file (its inode and modification time, which a rewrite of the
-    index changes), so repeated filtered queries do not read and compare the columns again."""
+    tables = []
+    for source, live in parts:
+        table = _damaged_is_corrupt(source, lambda: pq.read_table(source / FILE))
+        table = table.filter(pa.array(live)) if live is not None else table
+        tables.append(table if table.num_columns else pa.table({"_": pa.nulls(table.num_rows)}))
+    try:
+        combined = pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        texts = [t.cast(pa.schema([(n, pa.null() if n == "_" else pa.string()) for n in t.column_names]))
+                 for t in tables]
+        combined = pa.concat_tables(texts, promote_options="permissive")
+    if combined.num_columns > 1 and "_" in combined.column_names:
+        combined = combined.drop_columns(["_"])
+    pq.write_table(combined, folder / FILE)
+
+
+def allowed_rows(parts: Sequence[tuple[Path, np.ndarray | None]], filters: Sequence[Filter]) -> np.ndarray | None:
+    """A read-only boolean mask over the live rows of several segments (each a folder holding
+    ``metadata.parquet`` and its live mask, None when nothing is deleted), or ``None`` without filters.
+
+    A field missing from a segment counts as empty there. Recent masks are kept per segment (segments
+    never change), so repeated filtered queries do not read and compare the columns again."""
     if not filters:
         return None
-    stat = (Path(folder) / FILE).stat()
-    return _mask(Path(folder), stat.st_ino, stat.st_mtime_ns, tuple(filters))
+    filters = tuple(filters)
+    schemas = [_schema(Path(folder)) for folder, _ in parts]
+    known = sorted({n for names in schemas for n in names if n != "_"})
+    for f in filters:
+        if f.field not in known:
+            listed = ", ".join(known) if known else "none (this corpus has no metadata)"
+            raise InputError(f"filter on unknown field {f.field!r}; fields: {listed}")
+    masks = [_mask(Path(folder), filters) for folder, _ in parts]
+    mask = np.concatenate([m if live is None else m[live] for m, (_, live) in zip(masks, parts)]) if masks else \
+        np.zeros(0, dtype=bool)
+    mask.flags.writeable = False
+    return mask
 
 
 def row_count(folder: Path) -> int:
@@ -149,24 +182,29 @@ def _damaged_is_corrupt(folder: Path, read):
             from exc
 
 
-@lru_cache(maxsize=8)
-def _mask(folder: Path, inode: int, mtime_ns: int, filters: tuple[Filter, ...]) -> np.ndarray:
+@lru_cache(maxsize=256)
+def _schema(folder: Path) -> tuple[str, ...]:
     import pyarrow.parquet as pq
 
-    schema = _damaged_is_corrupt(folder, lambda: pq.read_schema(folder / FILE))
-    known = [n for n in schema.names if n != "_"]
+    return tuple(_damaged_is_corrupt(folder, lambda: pq.read_schema(folder / FILE)).names)
+
+
+@lru_cache(maxsize=64)
+def _mask(folder: Path, filters: tuple[Filter, ...]) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    names = _schema(folder)
+    present = sorted({f.field for f in filters} & set(names))
+    table = _damaged_is_corrupt(folder, lambda: pq.read_table(folder / FILE, columns=present))
+    rows = row_count(folder)
+    mask = np.ones(rows, dtype=bool)
     for f in filters:
-        if f.field not in known:
-            listed = ", ".join(known) if known else "none (this corpus has no metadata)"
-            raise InputError(f"filter on unknown field {f.field!r}; fields: {listed}")
-    columns = sorted({f.field for f in filters})
-    table = _damaged_is_corrupt(folder, lambda: pq.read_table(folder / FILE, columns=columns))
-    mask = np.ones(table.num_rows, dtype=bool)
-    for f in filters:
+        if f.field not in names:
+            mask &= f.mask([None])[0]
+            continue
         column = table.column(f.field)
         f.check_type(*_kind(column))
         mask &= _column_mask(f, column)
-    mask.flags.writeable = False
     return mask
 
 

@@ -1,10 +1,13 @@
-"""``Index``: the facade over corpus, embedding, storage and search. Build it with a classmethod."""
+"""``Index``: the facade over corpus, embedding, storage and search. Build it with a classmethod.
+
+An ``Index`` reads one generation of the folder at a time (its snapshot): results never mix two
+versions. ``refresh()`` moves to the newest generation; ``add``, ``remove`` and ``compact`` commit a
+new one under the writer lock and move to it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, replace
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,13 +17,15 @@ from . import filters as flt
 from . import lexical as lex
 from . import store
 from . import vectors as vec
-from .corpus import Document, FieldMap, Problem, bundled_sources, read_sources
+from . import writer
+from .corpus import Document, FieldMap, Problem, bundled_sources, iter_sources
 from .distributed import job_map
-from .docstore import DocumentStore
 from .embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
-from .errors import CorruptIndexError, InputError, ModelMismatchError
-from .search import Hit, Ranked, SearchSettings, check_query, dense_rows, rank, to_hits
-from .writer import check_unique, embed_documents, export_query_encoder, refill, write_version
+from .errors import InputError, ModelMismatchError
+from .search import Hit, Ranked, SearchSettings, check_query, rank, to_hits
+from .store import generation as gen
+from .store.snapshot import Snapshot
+from .writer import StoreSettings, check_unique, embed_documents, export_query_encoder
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport
@@ -33,78 +38,83 @@ BUNDLED_NAME = "neurips2026"
 class Index:
     """A searchable corpus on disk. Use ``Index.build``, ``Index.from_sources``, ``Index.load`` or ``Index.bundled``."""
 
-    def __init__(self, path: Path, manifest: dict[str, Any]):
+    def __init__(self, path: Path, root: dict[str, Any], generation: int | None = None):
         self.path = Path(path)
-        self.manifest = manifest
-        self.documents = DocumentStore(self.path)
+        self.root = root
+        self.snapshot = Snapshot(self.path, root, gen.newest(self.path) if generation is None else generation)
         self.skipped: list[Problem] = []
-        if len(self.documents) != manifest["documents"]:
-            raise CorruptIndexError(f"{self.path}: manifest says {manifest['documents']} documents, "
-                                        f"found {len(self.documents)}; rebuild the index")
 
     # construction -------------------------------------------------------------------------------
     @classmethod
-    def build(cls, documents: Sequence[Document], path: str | Path, model: str = DEFAULT_MODEL,
+    def build(cls, documents: Iterable[Document], path: str | Path, model: str = DEFAULT_MODEL,
               embed: EmbedSettings | None = None, vectors: vec.VectorSettings = vec.VectorSettings(),
               lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
-              progress: bool = False, sources: Sequence[str] = (), ray: "RaySettings | None" = None) -> "Index":
-        """Embed ``documents`` (through the cache; on a Ray cluster with ``ray``) and write a new index at
-        ``path``, replacing any there."""
+              progress: bool = False, sources: Sequence[str] = (), ray: "RaySettings | None" = None,
+              storage: StoreSettings = StoreSettings(), total: int | None = None) -> "Index":
+        """Embed ``documents`` (through the cache; on a Ray cluster with ``ray``) segment by segment and write
+        a new index at ``path``, replacing any index there. An iterator is read one segment at a time (give
+        ``total``, the expected count, to choose the vector index); memory holds one segment, not the corpus."""
         from .embed import Embedder
 
         path = store.check_target(path, sources)
-        documents = list(documents)
-        check_unique(documents)
-        embed = embed or EmbedSettings(model=model)
-        embedder = Embedder(embed)
-        matrix = embed_documents(embedder, documents, progress, "embedding", ray)
-        index = cls.from_embeddings(documents, matrix, path, embedder.manifest_entry(), vectors, lexical, search,
-                                    sources, ray)
+        if total is None:
+            documents = list(documents)
+            check_unique(documents)
+            total = len(documents)
+        embedder = Embedder(embed or EmbedSettings(model=model))
+        batches = ((part, embed_documents(embedder, part, progress, "embedding", ray))
+                   for part in writer.chunks(documents, storage.segment_rows))
+        index = cls.from_batches(batches, path, embedder.manifest_entry(), total, vectors, lexical, search, sources,
+                                 ray, storage)
         export_query_encoder(embedder)
         return index
 
     @classmethod
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
                         model: dict[str, Any], vectors: vec.VectorSettings = vec.VectorSettings(),
-                        lexical: lex.LexicalSettings = lex.LexicalSettings(),
-                        search: SearchSettings = SearchSettings(), sources: Sequence[str] = (),
-                        ray: "RaySettings | None" = None) -> "Index":
-        """Write an index from vectors computed elsewhere (a distributed job, another cache).
-
-        ``model`` is the manifest entry of the model that made them (``Embedder.manifest_entry()``);
-        with ``ray``, the shards of a large (IVF) index are filled as Ray tasks.
-        """
+                        **options: Any) -> "Index":
+        """Write an index from vectors computed elsewhere (a distributed job, another cache), as one segment.
+        ``model`` is the manifest entry of the model that made them (``Embedder.manifest_entry()``); the
+        options are ``from_batches``'s."""
         documents = list(documents)
-        check_unique(documents)
         if embeddings.shape[0] != len(documents):
             raise InputError(f"{embeddings.shape[0]} vectors for {len(documents)} documents")
-        kind = vectors.choose(len(documents))
-        manifest = store.new_manifest(
-            documents=len(documents), model=model, sources=[str(s) for s in sources],
-            index={"type": kind, "ondisk": kind == "ivfpq", "settings": asdict(vectors)}, lexical=asdict(lexical),
-            search=asdict(search))
-        options = {"map_shards": job_map(ray)} if kind == "ivfpq" else {}
-        write_version(Path(path), documents, embeddings, lambda file: vec.save(file, embeddings, vectors, **options),
-                      manifest)
+        return cls.from_batches([(documents, embeddings)], path, model, len(documents), vectors, **options)
+
+    @classmethod
+    def from_batches(cls, batches: Iterable[writer.Batch], path: str | Path, model: dict[str, Any], total: int,
+                     vectors: vec.VectorSettings = vec.VectorSettings(),
+                     lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
+                     sources: Sequence[str] = (), ray: "RaySettings | None" = None,
+                     storage: StoreSettings = StoreSettings()) -> "Index":
+        """Write an index from ``(documents, vectors)`` batches made one at a time: each becomes a segment and
+        is released before the next is read, so memory holds one batch, not the corpus. ``total`` (the corpus
+        size) picks the vector index kind; with ``ray``, IVF shards are filled as Ray tasks."""
+        manifest = store.new_manifest(model=model, sources=[str(s) for s in sources], lexical=asdict(lexical),
+                                      search=asdict(search), store=asdict(storage))
+        writer.create(Path(path), manifest, total, writer.unique(batches), vectors, job_map(ray))
         return cls.load(path)
 
     @classmethod
     def from_sources(cls, sources: Sequence[str | Path], path: str | Path,
                      fields: FieldMap = FieldMap(), skip_invalid: bool = False, **build: Any) -> "Index":
-        """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``."""
+        """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``.
+        A first pass validates every record (a bad line fails before the model loads) and counts them; the
+        second streams them into segments, so memory holds one segment of documents, not the corpus."""
         path = store.check_target(path, sources)
-        result = read_sources(sources, fields, skip_invalid)
-        index = cls.build(result.documents, path, sources=[str(s) for s in sources], **build)
-        index.skipped = result.skipped
+        total = sum(1 for _ in iter_sources(sources, fields, skip_invalid, []))
+        skipped: list[Problem] = []
+        stream = iter_sources(sources, fields, skip_invalid, skipped)
+        index = cls.build(stream, path, sources=[str(s) for s in sources], total=total, **build)
+        index.skipped = skipped
         return index
 
     @classmethod
-    def load(cls, path: str | Path, model: str | None = None) -> "Index":
-        """Open an index folder (a symlink is followed once: writes reach the real folder); with ``model``,
-        fail unless the index was built with that model."""
+    def load(cls, path: str | Path, model: str | None = None, generation: int | None = None) -> "Index":
+        """Open an index folder at its newest generation (or ``generation``); a symlink is followed once, so
+        writes reach the real folder. With ``model``, fail unless the index was built with that model."""
         path = store.real_path(path)
-        manifest = store.read_manifest(path)
-        index = cls(path, manifest)
+        index = cls(path, store.read_manifest(path), generation)
         if model is not None:
             from .embed import load_model, model_fingerprint
 
@@ -124,9 +134,36 @@ class Index:
                 pass  # an older or damaged copy of package data: rebuild it (embeddings come from the cache)
         return cls.from_sources(bundled_sources(), path, progress=progress)
 
+    # the generation read ----------------------------------------------------------------------------
+    @property
+    def generation(self) -> int:
+        return self.snapshot.number
+
+    def has_newer(self) -> bool:
+        """Whether a newer generation than the one this ``Index`` reads has been committed."""
+        return gen.numbers(self.path)[-1:] != [self.generation]
+
+    def refresh(self) -> "Index":
+        """Move to the newest generation (a no-op when this is it)."""
+        if self.has_newer():
+            self.__dict__.update(Index(self.path, self.root).__dict__ | {"skipped": self.skipped})
+        return self
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self.snapshot.manifest
+
+    @property
+    def documents(self):
+        return self.snapshot.documents
+
+    @property
+    def embeddings(self):
+        return self.snapshot.embeddings
+
     # queries ------------------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.documents)
+        return len(self.snapshot)
 
     def __repr__(self) -> str:
         return f"Index({str(self.path)!r}, documents={len(self)}, model={self.model_name!r})"
@@ -135,33 +172,13 @@ class Index:
     def model_name(self) -> str:
         return self.manifest["model"]["name"]
 
-    @cached_property
-    def faiss_index(self):
-        return store.load_vectors(self.path, len(self))
-
-    @cached_property
-    def embeddings(self) -> np.ndarray:
-        return store.load_embeddings(self.path, len(self), self.manifest["model"]["dimension"])
-
-    @cached_property
-    def encoder(self):
-        from .query_encoder import query_encoder
-
-        entry = self.manifest["model"]
-        settings = EmbedSettings(**entry["settings"])
-        return query_encoder(entry["name"], entry["fingerprint"], settings.max_windows, settings.tail_weight)
-
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors made exactly as this index's document vectors were."""
-        return self.encoder.encode([check_query(t) for t in texts])
+        return self.snapshot.encoder.encode([check_query(t) for t in texts])
 
     @property
     def search_settings(self) -> SearchSettings:
         return SearchSettings(**self.manifest.get("search", {}))
-
-    @cached_property
-    def lexical(self) -> lex.LexicalIndex:
-        return lex.LexicalIndex(self.path)
 
     def search(self, query: str, k: int = 10, mode: str | None = None,
                filters: Sequence[str | flt.Filter] = ()) -> list[Hit]:
@@ -176,9 +193,9 @@ class Index:
         if mode is not None:
             settings = SearchSettings(**{**asdict(settings), "mode": mode})
         queries = [check_query(q) for q in queries]
-        allowed = flt.allowed_rows(self.path, [f if isinstance(f, flt.Filter) else flt.Filter.parse(f)
-                                               for f in filters])
-        return [self._hits(ranked) for ranked in rank(self, queries, k, settings, allowed)]
+        allowed = self.snapshot.allowed_rows([f if isinstance(f, flt.Filter) else flt.Filter.parse(f)
+                                              for f in filters])
+        return [self._hits(ranked) for ranked in rank(self.snapshot, queries, k, settings, allowed)]
 
     def similar(self, target: str, k: int = 10) -> list[Hit]:
         """Papers related to a document of the index (by id, itself excluded) or to a new abstract's text."""
@@ -189,13 +206,13 @@ class Index:
                              "compare new text, or check the id with `embedsearch search`")
         if row is None:
             return self.similar_to_text(target, k)
-        query = np.asarray(self.embeddings[row:row + 1])
-        return self._dense_hits(dense_rows(self.faiss_index, self.embeddings, query, k, exclude=[row])[0])
+        query = np.asarray(self.embeddings[[row]], dtype=np.float32)
+        return self._dense_hits(self.snapshot.dense(query, k, exclude=[row])[0])
 
     def similar_to_text(self, text: str, k: int = 10) -> list[Hit]:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
         _check_k(k)
-        return self._dense_hits(dense_rows(self.faiss_index, self.embeddings, self.encode([text]), k)[0])
+        return self._dense_hits(self.snapshot.dense(self.encode([text]), k)[0])
 
     def _dense_hits(self, ranked: list[tuple[int, float]]) -> list[Hit]:
         return self._hits([Ranked(r, s, s, None) for r, s in ranked])
@@ -204,91 +221,76 @@ class Index:
         return to_hits(ranked, self.documents.get([r.row for r in ranked]))
 
     def check(self, deep: bool = False) -> list[str]:
-        """What is wrong with this index on disk, one line each (empty when healthy); ``deep`` re-hashes
-        every file against the checksums in the manifest."""
-        from .check import problems
+        """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes
+        every file against the checksums recorded when it was written."""
+        from .store.check import problems
 
-        return problems(self.path, self.manifest, deep)
+        return problems(self.path, self.root, self.generation, deep)
 
     def info(self) -> dict[str, Any]:
-        m = self.manifest
-        return {"path": str(self.path), "documents": len(self), "model": m["model"]["name"],
-                "dimension": m["model"]["dimension"], "fingerprint": m["model"]["fingerprint"],
-                "index_type": m["index"]["type"], "size_bytes": store.size_on_disk(self.path),
-                "built_at": m["built_at"], "updated_at": m["updated_at"], "format_version": m["format_version"],
-                "package_version": m["package_version"]}
+        """Documents, model, segments, generation, size on disk and times."""
+        return {"path": str(self.path), **self.snapshot.summary(), "size_bytes": store.size_on_disk(self.path)}
 
     def topics(self, settings: "TopicSettings | None" = None, ray: "RaySettings | None" = None, level: int = 0,
-               **overrides: Any) -> "TopicModel":
-        """Topics of this index (UMAP + HDBSCAN), fitted once per index version and settings, then reused;
-        with ``ray``, documents outside the fitted sample are assigned on the cluster. A missing ``level``
-        fails before anything is saved."""
+               refit: bool = False, **overrides: Any) -> "TopicModel":
+        """Topics of this index (UMAP + HDBSCAN), saved per corpus version and settings and reused; after adds
+        the last fit is carried over with stable labels (``topics.extend``) unless ``refit``. With ``ray``,
+        documents outside the fitted sample are assigned on the cluster. A missing ``level`` fails before
+        anything is saved."""
         from .topics import TopicSettings, fit
 
-        return fit(self, replace(settings or TopicSettings(), **overrides), job_map(ray), level)
+        return fit(self.snapshot, replace(settings or TopicSettings(), **overrides), job_map(ray), level, refit)
 
     def duplicates(self, settings: "DedupSettings | None" = None, against: "Index | None" = None,
-                   ray: "RaySettings | None" = None, **overrides: Any) -> "DuplicateReport":
-        """Near-duplicate groups inside this index, or each abstract's matches in ``against`` (cross-set)."""
+                   ray: "RaySettings | None" = None, of: Sequence[str] | None = None,
+                   **overrides: Any) -> "DuplicateReport":
+        """Near-duplicate groups inside this index, only those involving the documents ``of`` (just added ones:
+        cost follows their number), or each abstract's matches in ``against`` (cross-set)."""
         from .dedup import DedupSettings, find_duplicates, find_duplicates_against
 
         settings = replace(settings or DedupSettings(), **overrides)
         if len(self) == 0:
             raise InputError(f"{self.path} is empty; add documents before looking for duplicates")
         if against is None:
-            return find_duplicates(self, settings, job_map(ray))
+            missing = [i for i in of or () if i not in self.documents.row_of]
+            if missing:
+                raise InputError(f"no document with id {missing[0]!r} in {self.path}")
+            rows = None if of is None else np.asarray([self.documents.row_of[i] for i in of], dtype=np.int64)
+            return find_duplicates(self.snapshot, settings, job_map(ray), rows)
         if against.manifest["model"]["fingerprint"] != self.manifest["model"]["fingerprint"]:
             raise ModelMismatchError(
                 f"{against.path} was built with model {against.model_name!r} and {self.path} with "
                 f"{self.model_name!r}; rebuild one of them with the other's --model")
-        return find_duplicates_against(self, against, settings)
+        return find_duplicates_against(self.snapshot, against.snapshot, settings)
 
     # changes ------------------------------------------------------------------------------------
-    def add(self, documents: Iterable[Document], progress: bool = False) -> "Index":
-        """Append documents, embedding only the new ones; ids already present are an error."""
-        from .embed import Embedder
-
+    def add(self, documents: Iterable[Document], progress: bool = False, wait: bool = True) -> "Index":
+        """Append documents as a new segment, embedding only them (``writer.embed_new``); ids live in the
+        index are an error."""
         documents = list(documents)
         check_unique(documents)
-        clash = next((d.id for d in documents if d.id in self.documents.row_of), None)
-        if clash is not None:
-            raise InputError(f"id {clash!r} is already in {self.path}; remove it first or give it another id")
-        embedder = Embedder(EmbedSettings(**self.manifest["model"]["settings"]))
-        check_fingerprint(self.manifest["model"], embedder.fingerprint, embedder.settings.model, self.path)
-        matrix = embed_documents(embedder, documents, progress, "embedding new")
-        everything = np.concatenate([np.asarray(self.embeddings), matrix])
-        if self.manifest["index"].get("ondisk"):
-            self._write([*self.documents, *documents], everything, refill(self.path, self.manifest, everything))
-        else:
-            index = vec.read(self.path / store.VECTORS)
-            vec.add(index, matrix)
-            self._write([*self.documents, *documents], everything, lambda file: vec.write(index, file))
-        return self._reload()
+        writer.refuse_present(self.refresh().snapshot, [d.id for d in documents])
+        return self.add_embedded(documents, writer.embed_new(self.snapshot, documents, progress), wait)
 
-    def remove(self, ids: Iterable[str]) -> "Index":
-        """Drop documents by id without re-embedding anything; unknown ids are an error."""
-        ids = list(dict.fromkeys(ids))
-        missing = [i for i in ids if i not in self.documents.row_of]
-        if missing:
-            raise InputError(f"no document with id {missing[0]!r} in {self.path}; nothing was removed")
-        drop = {self.documents.row_of[i] for i in ids}
-        keep = np.asarray([r for r in range(len(self)) if r not in drop], dtype=np.int64)
-        if len(keep) == 0:
-            raise InputError(f"removing {len(ids)} ids would leave {self.path} empty; delete the folder instead")
-        matrix = np.asarray(self.embeddings[keep])
-        kept = [d for r, d in enumerate(self.documents) if r not in drop]
-        self._write(kept, matrix, refill(self.path, self.manifest, matrix))
-        return self._reload()
+    def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool = True) -> "Index":
+        """Append documents whose vectors were made with this index's model (``add`` without embedding)."""
+        documents = list(documents)
+        check_unique(documents)
+        if embeddings.shape != (len(documents), self.manifest["model"]["dimension"]):
+            raise InputError(f"{embeddings.shape} vectors for {len(documents)} documents of dimension "
+                             f"{self.manifest['model']['dimension']}")
+        writer.append(self.path, self.root, documents, embeddings, wait)
+        return self.refresh()
 
-    def _write(self, documents: list[Document], matrix: np.ndarray, write_vectors) -> None:
-        manifest = {**self.manifest, "documents": len(documents), "updated_at": store.new_manifest()["updated_at"]}
-        write_version(self.path, documents, matrix, write_vectors, manifest)
+    def remove(self, ids: Iterable[str], wait: bool = True) -> "Index":
+        """Mark documents deleted by id (nothing is rewritten or re-embedded); unknown ids are an error."""
+        writer.delete(self.path, self.root, list(dict.fromkeys(ids)), wait)
+        return self.refresh()
 
-    def _reload(self) -> "Index":
-        fresh = Index.load(self.path)
-        self.__dict__.clear()
-        self.__dict__.update(fresh.__dict__)
-        return self
+    def compact(self, wait: bool = True) -> "Index":
+        """Merge every segment into one and drop deleted rows (merges also happen by themselves)."""
+        writer.compact(self.path, self.root, wait)
+        return self.refresh()
 
 
 def _check_k(k: int) -> None:

@@ -1,27 +1,33 @@
-"""BM25 over the same documents as the vectors, persisted in the index folder.
+"""BM25 over the same documents as the vectors, kept per segment as term-frequency postings.
 
-bm25s computes the index (term weights in a sparse column matrix, saved as ``.npy`` + JSON).
-Queries are scored straight from those arrays with numpy: importing bm25s pulls in numba
-(about 0.6 s), which would double a cold search. The tokenizer is ours, so index and query
-time tokenise identically; a test checks scores against bm25s itself.
+A segment stores, per term, the rows that hold it and how often, plus every row's length. Scores are
+computed at query time from statistics summed over the *live* documents of every segment (document
+count, document frequency, average length), so after any sequence of adds and removes a query scores
+exactly as one BM25 index built from scratch over the live documents would (Lucene's formula as bm25s
+computes it; a test checks against bm25s to 1e-6). Lucene instead keeps deleted documents in its
+statistics until a merge; exact statistics cost one pass over each query term's postings, which the
+scoring pass makes anyway. The tokenizer is ours, so index and query time tokenise identically.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from array import array
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from .corpus import Document
-from .errors import CorruptIndexError
+from .errors import CorruptIndexError, InputError, MissingDependencyError
 
 FOLDER = "lexical"
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+PARTS = ("indptr", "rows", "tf", "lengths")
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,14 @@ class LexicalSettings:
     stemmer: str | None = "english"
     stopwords: bool = True
     title_weight: int = 2
+
+    def __post_init__(self) -> None:
+        if self.method != "lucene":
+            raise InputError(f"BM25 method {self.method!r} is not supported; use 'lucene'")
+        if self.k1 < 0 or not 0 <= self.b <= 1:
+            raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
+        if self.title_weight < 0:
+            raise InputError(f"title_weight must be >= 0, got {self.title_weight}")
 
 
 class Tokenizer:
@@ -52,11 +66,24 @@ class Tokenizer:
         words = [w for w in self._pattern.findall(text.lower()) if w not in self._stopwords]
         return self._stemmer.stemWords(words) if self._stemmer else words
 
+    @classmethod
+    def of(cls, settings: LexicalSettings) -> "Tokenizer":
+        return cls(_english_stopwords() if settings.stopwords else [], settings.stemmer)
 
+
+@lru_cache(maxsize=1)
 def _english_stopwords() -> list[str]:
-    import bm25s.stopwords
+    """bm25s's English stop words, read from its ``stopwords`` module alone: importing the bm25s package
+    pulls in numba (0.6 s), which would double a cold ``add`` or search."""
+    import importlib.util
 
-    return sorted(bm25s.stopwords.STOPWORDS_EN)
+    spec = importlib.util.find_spec("bm25s")
+    if spec is None or spec.origin is None:
+        raise MissingDependencyError("bm25s is not installed: run `pip install bm25s`")
+    source = importlib.util.spec_from_file_location("_bm25s_stopwords", Path(spec.origin).parent / "stopwords.py")
+    module = importlib.util.module_from_spec(source)
+    source.loader.exec_module(module)
+    return sorted(module.STOPWORDS_EN)
 
 
 def doc_tokens(doc: Document, tokenizer: Tokenizer, settings: LexicalSettings) -> list[str]:
@@ -65,44 +92,75 @@ def doc_tokens(doc: Document, tokenizer: Tokenizer, settings: LexicalSettings) -
 
 
 def build(documents: Sequence[Document], folder: Path, settings: LexicalSettings = LexicalSettings()) -> None:
-    """Index ``documents`` (in row order) with bm25s and save the arrays under ``folder/lexical``."""
-    import bm25s
-
-    stopwords = _english_stopwords() if settings.stopwords else []
-    tokenizer = Tokenizer(stopwords, settings.stemmer)
+    """Write the postings of ``documents`` (in row order) under ``folder/lexical``."""
+    tokenizer = Tokenizer.of(settings)
     vocab: dict[str, int] = {}
-    ids = [[vocab.setdefault(t, len(vocab)) for t in doc_tokens(d, tokenizer, settings)] for d in documents]
-    model = bm25s.BM25(k1=settings.k1, b=settings.b, method=settings.method)
-    model.index((ids, vocab), show_progress=False)  # token ids share one int object each: 8 bytes a token
+    terms, rows, tfs = array("q"), array("q"), array("f")  # 8 bytes a posting while building, not a Python int
+    lengths = np.zeros(len(documents), dtype=np.int32)
+    for row, doc in enumerate(documents):
+        tokens = doc_tokens(doc, tokenizer, settings)
+        lengths[row] = len(tokens)
+        counts = Counter(tokens)
+        terms.extend(vocab.setdefault(token, len(vocab)) for token in counts)
+        rows.extend([row] * len(counts))
+        tfs.extend(counts.values())
+    _write(folder, vocab, np.frombuffer(terms, np.int64), np.frombuffer(rows, np.int64),
+           np.frombuffer(tfs, np.float32), lengths, settings)
+
+
+def merge(parts: Sequence[tuple["Postings", np.ndarray]], folder: Path, settings: LexicalSettings) -> None:
+    """Write the postings of the live rows of several segments, renumbered in order, without re-tokenising;
+    ``parts`` pairs each segment's postings with its live mask."""
+    vocab: dict[str, int] = {}
+    terms, rows, tfs, lengths = [], [], [], []
+    base = 0
+    for postings, live in parts:
+        local = np.asarray([vocab.setdefault(t, len(vocab)) for t in postings.vocab], dtype=np.int64)
+        order = np.argsort(np.fromiter(postings.vocab.values(), dtype=np.int64, count=len(local)))
+        to_global = local[order] if len(local) else local
+        term_of = np.repeat(np.arange(len(postings.indptr) - 1), np.diff(postings.indptr))
+        keep = live[postings.rows]
+        renumber = np.cumsum(live) - 1 + base
+        terms.append(to_global[term_of[keep]])
+        rows.append(renumber[np.asarray(postings.rows)[keep]])
+        tfs.append(np.asarray(postings.tf)[keep])
+        lengths.append(np.asarray(postings.lengths)[live])
+        base += int(live.sum())
+    _write(folder, vocab, np.concatenate(terms), np.concatenate(rows), np.concatenate(tfs),
+           np.concatenate(lengths).astype(np.int32), settings)
+
+
+def _write(folder: Path, vocab: dict[str, int], terms: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
+           lengths: np.ndarray, settings: LexicalSettings) -> None:
+    order = np.lexsort((rows, terms))
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
     target = folder / FOLDER
     target.mkdir()
-    for name in ("data", "indices", "indptr"):
-        np.save(target / f"{name}.npy", np.asarray(model.scores[name]))
-    (target / "vocab.json").write_text(json.dumps(model.vocab_dict, ensure_ascii=False))
-    (target / "config.json").write_text(json.dumps(
-        {"settings": asdict(settings), "stopwords": stopwords, "documents": len(documents),
-         "token_pattern": TOKEN_PATTERN, "engine": f"bm25s {bm25s.__version__}"}))
+    arrays = {"indptr": indptr, "rows": rows[order].astype(np.int32), "tf": tfs[order].astype(np.float32),
+              "lengths": lengths}
+    for name, values in arrays.items():
+        np.save(target / f"{name}.npy", values)
+    (target / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
+    (target / "config.json").write_text(json.dumps({"settings": asdict(settings), "documents": len(lengths),
+                                                    "token_pattern": TOKEN_PATTERN}))
 
 
-class LexicalIndex:
-    """Query-time BM25 scoring from the saved arrays (memory-mapped)."""
+class Postings:
+    """One segment's postings, memory-mapped."""
 
     def __init__(self, folder: Path):
         self.folder = folder / FOLDER
         try:
             self.config = json.loads((self.folder / "config.json").read_text())
-            self._data, self._indices, self._indptr = (np.load(self.folder / f"{n}.npy", mmap_mode="r")
-                                                      for n in ("data", "indices", "indptr"))
-            self.tokenizer = Tokenizer(self.config["stopwords"], self.config["settings"]["stemmer"])
-            if len(self._data) != len(self._indices) or int(self._indptr[-1]) != len(self._data):
+            self.indptr, self.rows, self.tf, self.lengths = (np.load(self.folder / f"{n}.npy", mmap_mode="r")
+                                                             for n in PARTS)
+            if len(self.rows) != len(self.tf) or int(self.indptr[-1]) != len(self.rows) \
+                    or len(self.lengths) != self.config["documents"]:
                 raise ValueError("posting arrays disagree in length")
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
             raise CorruptIndexError(f"{self.folder}: lexical index missing or unreadable ({exc}); rebuild with "
                                     "`embedsearch build`") from exc
-
-    def max_row(self) -> int:
-        """The largest document row any posting names (-1 when there are none)."""
-        return int(np.max(self._indices)) if len(self._indices) else -1
 
     @cached_property
     def vocab(self) -> dict[str, int]:
@@ -110,16 +168,60 @@ class LexicalIndex:
             vocab = json.loads((self.folder / "vocab.json").read_text())
         except (OSError, ValueError) as exc:
             raise CorruptIndexError(f"{self.folder / 'vocab.json'}: unreadable ({exc}); rebuild the index") from exc
-        if not isinstance(vocab, dict) or (vocab and max(vocab.values()) >= len(self._indptr)):
+        if not isinstance(vocab, dict) or len(vocab) != len(self.indptr) - 1:
             raise CorruptIndexError(f"{self.folder / 'vocab.json'}: does not match the postings; rebuild the index")
         return vocab
 
+    def max_row(self) -> int:
+        """The largest document row any posting names (-1 when there are none)."""
+        return int(np.max(self.rows)) if len(self.rows) else -1
+
+    def term(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """The rows holding ``token`` and its frequency in each."""
+        term = self.vocab.get(token)
+        if term is None:
+            return np.zeros(0, np.int32), np.zeros(0, np.float32)
+        start, stop = int(self.indptr[term]), int(self.indptr[term + 1])
+        return np.asarray(self.rows[start:stop]), np.asarray(self.tf[start:stop])
+
+
+class SegmentedBM25:
+    """BM25 over the live rows of several segments, with statistics summed over live documents only.
+
+    ``parts`` pairs each segment's postings with its live mask (None: every row live); scores come out
+    in live-row order: the live rows of the first segment, then of the second, and so on."""
+
+    def __init__(self, parts: Sequence[tuple[Postings, np.ndarray | None]], settings: LexicalSettings):
+        self.parts = list(parts)
+        self.settings = settings
+        self.tokenizer = Tokenizer.of(settings)
+        counts = [len(p.lengths) if live is None else int(live.sum()) for p, live in self.parts]
+        self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self._renumber = [None if live is None else np.cumsum(live) - 1 for _, live in self.parts]
+        total = sum(float(np.sum(p.lengths if live is None else np.asarray(p.lengths)[live]))
+                    for p, live in self.parts)
+        self.live = int(self.offsets[-1])
+        self.average_length = total / self.live if self.live else 0.0
+
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every document for ``query`` (zero where no term matches)."""
-        out = np.zeros(self.config["documents"], dtype=np.float32)
+        """BM25 score of every live document for ``query`` (zero where no term matches)."""
+        out = np.zeros(self.live, dtype=np.float32)
+        k1, b = self.settings.k1, self.settings.b
         for token in self.tokenizer(query):
-            term = self.vocab.get(token)
-            if term is not None:
-                start, stop = self._indptr[term], self._indptr[term + 1]
-                out[self._indices[start:stop]] += self._data[start:stop]
+            found = []
+            for (postings, live), renumber, offset in zip(self.parts, self._renumber, self.offsets):
+                rows, tf = postings.term(token)
+                if live is not None:
+                    keep = live[rows]
+                    rows, tf = rows[keep], tf[keep]
+                found.append((postings, rows, tf, offset, renumber))
+            df = sum(len(rows) for _, rows, _, _, _ in found)
+            if df == 0:
+                continue
+            idf = np.log(1 + (self.live - df + 0.5) / (df + 0.5))
+            for postings, rows, tf, offset, renumber in found:
+                if len(rows):
+                    norm = k1 * ((1 - b) + b * np.asarray(postings.lengths)[rows] / self.average_length)
+                    target = offset + (rows if renumber is None else renumber[rows])
+                    out[target] += (idf * tf / (norm + tf)).astype(np.float32)
         return out

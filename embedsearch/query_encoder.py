@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -67,18 +65,17 @@ def export_onnx(model: "SentenceTransformer", fingerprint: str) -> Path | None:
 
     sample = model.tokenizer(["a short query", "a somewhat longer example query text"], padding=True,
                              return_tensors="pt")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".export-"))
-    try:
-        import warnings
+    import warnings
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(Wrapper(model[0].auto_model).eval().cpu(),
-                              tuple(sample[n].cpu() for n in names), str(tmp / "model.onnx"),
-                              input_names=names, output_names=["hidden"], opset_version=17,
-                              dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names + ["hidden"]},
-                              dynamo=False)
+    from .store import staged_folder
+
+    with staged_folder(target) as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Wrapper(model[0].auto_model).eval().cpu(),
+                          tuple(sample[n].cpu() for n in names), str(tmp / "model.onnx"),
+                          input_names=names, output_names=["hidden"], opset_version=17,
+                          dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names + ["hidden"]},
+                          dynamo=False)
         model.tokenizer.backend_tokenizer.save(str(tmp / "tokenizer.json"))
         config = {"format": EXPORT_FORMAT, "fingerprint": fingerprint, "pooling": mode, "inputs": names,
                   "max_seq_length": int(model.max_seq_length),
@@ -86,15 +83,6 @@ def export_onnx(model: "SentenceTransformer", fingerprint: str) -> Path | None:
                   "pad_id": int(model.tokenizer.pad_token_id or 0), "pad_token": model.tokenizer.pad_token or "[PAD]",
                   "lowercase": bool(getattr(model[0], "do_lower_case", False))}
         (tmp / "config.json").write_text(json.dumps(config, indent=2))
-        os.replace(tmp, target)
-    except OSError:
-        if (target / "config.json").exists():  # another process won the race
-            shutil.rmtree(tmp, ignore_errors=True)
-            return target
-        raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 

@@ -176,7 +176,7 @@ def rank(index, queries: Sequence[str], k: int, settings: SearchSettings,
         return [[Ranked(r, s, None, s) for r, s in top_lexical(index.lexical.scores(q), k, allowed)] for q in queries]
     vectors = index.encoder.encode(queries)
     depth = k if settings.mode == "dense" else max(k, settings.candidates)
-    dense = dense_rows(index.faiss_index, index.embeddings, vectors, depth, allowed=allowed)
+    dense = index.dense(vectors, depth, allowed=allowed)
     if settings.mode == "dense":
         return [[Ranked(r, s, s, None) for r, s in ranked] for ranked in dense]
     out = []

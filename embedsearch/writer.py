@@ -1,21 +1,47 @@
-"""Writing an index version: embed with progress, check ids, and write every part of the folder
-(documents, embeddings, FAISS, BM25, metadata, manifest) into a temporary folder swapped in atomically."""
+"""Writing an index: a build publishes a fresh folder holding generation 1; ``add`` writes one new
+segment and ``remove`` new deletion files, then commits the next generation under the writer lock;
+merges follow the tiered policy. Nothing already committed is ever rewritten in place."""
 
 from __future__ import annotations
 
+import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import filters as flt
 from . import lexical as lex
 from . import store
 from .corpus import Document
-from .docstore import write_documents
 from .errors import InputError
+from .store import generation as gen
+from .store import segment as seg
+from .store.compact import MergePolicy, merge, plan
+from .store.lock import writer
+from .store.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """How an index is kept on disk: the merge policy, how long superseded generations stay for readers
+    (``grace_seconds``), and the largest segment a build writes at once (bounds its memory)."""
+
+    merge: MergePolicy = MergePolicy()
+    grace_seconds: float = gen.GRACE_SECONDS
+    segment_rows: int = 250_000
+
+    def __post_init__(self) -> None:
+        if self.grace_seconds < 0 or self.segment_rows < 1:
+            raise InputError("grace_seconds must be >= 0 and segment_rows >= 1")
+
+    @classmethod
+    def from_manifest(cls, entry: dict[str, Any] | None) -> "StoreSettings":
+        entry = dict(entry or {})
+        return cls(MergePolicy(**entry.pop("merge", {})), **entry)
 
 
 def check_unique(documents: Sequence[Document]) -> None:
@@ -45,29 +71,204 @@ def embed_documents(embedder, documents: Sequence[Document], progress: bool, lab
         return embedder.embed(texts, progress=bar.update, **options)
 
 
-def write_version(path: Path, documents: list[Document], matrix: np.ndarray,
-                  write_vectors: Callable[[Path], Any], manifest: dict[str, Any]) -> None:
-    """Write every part of an index into a fresh folder and swap it in atomically;
-    ``write_vectors(file)`` writes the FAISS index at ``file``."""
-    with store.atomic_folder(path) as tmp:
-        write_documents(tmp, documents)
-        np.save(tmp / store.EMBEDDINGS, matrix)
-        write_vectors(tmp / store.VECTORS)
-        lex.build(documents, tmp, lex.LexicalSettings(**manifest.get("lexical", {})))
-        flt.write(tmp, documents)
-        store.write_manifest(tmp, {**manifest, "files": store.file_records(tmp)})
+Batch = tuple[Sequence[Document], np.ndarray]
+FAST_ADD = 32
 
 
-def refill(path: Path, manifest: dict[str, Any], matrix: np.ndarray) -> Callable[[Path], Any]:
-    """A vectors writer that re-indexes ``matrix`` as the same kind of index as the one at ``path``,
-    reusing its trained IVF quantizer (after ``add`` or ``remove``)."""
+def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool) -> np.ndarray:
+    """Vectors for documents being added, made as the index's were. Up to ``FAST_ADD`` documents go through
+    the fast query encoder (ONNX, no torch import: a submission is checked in well under two seconds; its
+    parity with the model is tested), more through the model and its embedding cache."""
+    from .embed import EmbedSettings, Embedder, check_fingerprint
+
+    if len(documents) <= FAST_ADD:
+        return snapshot.encoder.encode([d.embed_text for d in documents])
+    embedder = Embedder(EmbedSettings(**snapshot.manifest["model"]["settings"]))
+    check_fingerprint(snapshot.manifest["model"], embedder.fingerprint, embedder.settings.model, snapshot.root)
+    return embed_documents(embedder, documents, progress, "embedding new")
+
+
+def unique(batches: Iterable[Batch]) -> Iterator[Batch]:
+    """Pass batches through, failing on an empty corpus, a vector count that does not match, or an id seen before."""
+    seen: set[str] = set()
+    for documents, matrix in batches:
+        if len(matrix) != len(documents):
+            raise InputError(f"{len(matrix)} vectors for {len(documents)} documents")
+        for doc in documents:
+            if doc.id in seen:
+                raise InputError(f"duplicate document id {doc.id!r}; ids must be unique")
+            seen.add(doc.id)
+        yield documents, matrix
+    if not seen:
+        raise InputError("no documents to index")
+
+
+def chunks(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    """Lists of at most ``size`` documents, read from ``documents`` one list at a time."""
+    from itertools import islice
+
+    stream = iter(documents)
+    while part := list(islice(stream, size)):
+        yield part
+
+
+def create(path: Path, manifest: dict[str, Any], total: int, batches: Iterable[Batch], vectors,
+           map_shards) -> None:
+    """Write a new index folder from ``(documents, vectors)`` batches, one segment each, and publish it
+    whole in place of ``path`` (an index there is replaced only after the new one is complete). The vector
+    index kind follows the whole corpus's size (``vectors``, a ``VectorSettings``); IVF segments share one
+    quantizer trained on the first batch, filled through ``map_shards``."""
     from . import ivf
     from . import vectors as vec
 
-    entry = manifest["index"]
-    settings = vec.VectorSettings(**{**entry["settings"], "index_type": entry["type"]})
-    trained = ivf.read_trained(path / store.VECTORS) if entry.get("ondisk") else None
-    return lambda file: vec.save(file, matrix, settings, trained=trained)
+    kind = vectors.choose(total)
+    settings = vec.VectorSettings(**{**asdict(vectors), "index_type": kind})
+    manifest = {**manifest, "index": {"type": kind, "ondisk": kind == "ivfpq", "settings": asdict(vectors)}}
+    lexical = lex.LexicalSettings(**manifest["lexical"])
+    trained: list[Any] = []
+
+    def write_vectors(matrix: np.ndarray) -> Callable[[Path], str]:
+        if kind != "ivfpq":
+            return lambda file: vec.save(file, matrix, settings)
+        trained[:] = trained or [ivf.train(matrix, settings)]
+        return lambda file: vec.save(file, matrix, settings, trained=trained[0], map_shards=map_shards)
+
+    with store.atomic_folder(path) as tmp:
+        (tmp / store.MANIFEST).write_text(store.json_text(manifest))
+        (tmp / store.LOCK).touch()
+        entries = [seg.write(tmp, docs, matrix, write_vectors(matrix), lexical) for docs, matrix in batches]
+        gen.publish(tmp, {"segments": entries, "corpus_version": 1})
+
+
+@contextmanager
+def write_errors_name(root: Path) -> Iterator[None]:
+    """A failed write (disk full, file too large) is reported against the index, not a temporary file."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"cannot write index {root}: {exc.strerror or exc}; nothing was changed") from exc
+
+
+def append(root: Path, manifest: dict[str, Any], documents: Sequence[Document], matrix: np.ndarray,
+           wait: bool = True) -> int:
+    """Write ``documents`` as a new segment, then commit it under the writer lock unless an id is already
+    live in the newest generation (then nothing is committed). Returns the generation committed."""
+    with write_errors_name(root):
+        return _append(root, manifest, documents, matrix, wait)
+
+
+def _append(root: Path, manifest: dict[str, Any], documents: Sequence[Document], matrix: np.ndarray,
+            wait: bool) -> int:
+    before = Snapshot(root, manifest, gen.newest(root))
+    refuse_damaged(before)
+    entry = seg.write(root, documents, matrix, seg.vector_writer(manifest, before.segments, matrix),
+                      lex.LexicalSettings(**manifest["lexical"]))
+    try:
+        with writer(root, "add", wait):
+            current = Snapshot(root, manifest, gen.newest(root))
+            refuse_damaged(current)
+            refuse_present(current, [d.id for d in documents])
+            number = gen.publish(root, {"segments": [*current.generation["segments"], entry],
+                                        "corpus_version": current.generation["corpus_version"] + 1})
+            _maintain(root, manifest)
+    except BaseException:
+        if not _named(root, entry["name"]):
+            shutil.rmtree(root / store.SEGMENTS / entry["name"], ignore_errors=True)
+        raise
+    return number
+
+
+def delete(root: Path, manifest: dict[str, Any], ids: Sequence[str], wait: bool = True) -> int:
+    """Mark ``ids`` deleted in the newest generation (every id must be live) and commit."""
+    with write_errors_name(root), writer(root, "remove", wait):
+        current = Snapshot(root, manifest, gen.newest(root))
+        refuse_damaged(current)
+        found = locate_ids(current, ids)
+        missing = [i for i, where in zip(ids, found) if where is None]
+        if missing:
+            raise InputError(f"no document with id {missing[0]!r} in {root}; nothing was removed")
+        if len(ids) >= len(current):
+            raise InputError(f"removing {len(ids)} ids would leave {root} empty; delete the folder instead")
+        number = gen.numbers(root)[-1] + 1
+        entries = [dict(e) for e in current.generation["segments"]]
+        for position in sorted({s for s, _ in found}):
+            rows = [r for s, r in found if s == position]
+            live = current.live[position]
+            old = np.flatnonzero(~live) if live is not None else np.zeros(0, np.int64)
+            entries[position].update(gen.write_deletes(root, entries[position]["name"],
+                                                       np.concatenate([old, rows]), number))
+        committed = gen.publish(root, {"segments": entries, "corpus_version": current.generation["corpus_version"] + 1})
+        _maintain(root, manifest)
+    return committed
+
+
+def compact(root: Path, manifest: dict[str, Any], wait: bool = True) -> int:
+    """Merge every segment into one without deleted rows, and commit; returns the generation."""
+    with write_errors_name(root), writer(root, "compact", wait):
+        current = Snapshot(root, manifest, gen.newest(root))
+        refuse_damaged(current)
+        number = _merge_runs(root, current, [list(range(len(current.segments)))])
+        gen.collect(root, StoreSettings.from_manifest(manifest.get("store")).grace_seconds)
+    return number
+
+
+def locate_ids(snapshot: Snapshot, ids: Sequence[str]) -> list[tuple[int, int] | None]:
+    """Where each id is live: ``(segment position, segment row)``, or None. Deleted copies do not count."""
+    where: list[tuple[int, int] | None] = [None] * len(ids)
+    for position, (segment, live) in enumerate(zip(snapshot.segments, snapshot.live)):
+        for i, row in enumerate(segment.documents.find(list(ids)).tolist()):
+            if row >= 0 and (live is None or live[row]) and where[i] is None:
+                where[i] = (position, row)
+    return where
+
+
+def refuse_damaged(snapshot: Snapshot) -> None:
+    """Writers build on the newest generation only if its files are whole (sizes against the records)."""
+    from .errors import CorruptIndexError
+    from .store.check import problems
+
+    found = problems(snapshot.root, snapshot.manifest, snapshot.number)
+    if found:
+        raise CorruptIndexError(f"{found[0]}; nothing was written (run `embedsearch check --index {snapshot.root}`)")
+
+
+def refuse_present(snapshot: Snapshot, ids: Sequence[str]) -> None:
+    clash = next((i for i, where in zip(ids, locate_ids(snapshot, ids)) if where is not None), None)
+    if clash is not None:
+        raise InputError(f"id {clash!r} is already in {snapshot.root}; remove it first or give it another id")
+
+
+def _maintain(root: Path, manifest: dict[str, Any]) -> None:
+    """After a commit: the merges the tiered policy asks for, then removal of what no reader needs. The
+    commit stands whatever happens here; a failure is a warning (``compact`` retries the merge)."""
+    from .errors import EmbedsearchError
+
+    settings = StoreSettings.from_manifest(manifest.get("store"))
+    try:
+        current = Snapshot(root, manifest, gen.newest(root))
+        groups = plan(current, settings.merge)
+        if groups:
+            _merge_runs(root, current, groups)
+        gen.collect(root, settings.grace_seconds)
+    except (OSError, EmbedsearchError) as exc:
+        print(f"warning: committed, but the automatic merge of {root} failed ({exc}); "
+              "run `embedsearch compact` later", file=sys.stderr)
+
+
+def _merge_runs(root: Path, current: Snapshot, groups: list[list[int]]) -> int:
+    entries: list[dict[str, Any] | None] = list(current.generation["segments"])
+    for positions in groups:
+        merged = merge(current, positions)
+        for p in positions:
+            entries[p] = None
+        entries[positions[0]] = merged
+    return gen.publish(root, {"segments": [e for e in entries if e is not None],
+                              "corpus_version": current.generation["corpus_version"]})
+
+
+def _named(root: Path, name: str) -> bool:
+    found = gen.numbers(root)
+    return bool(found) and any(e["name"] == name for e in gen.read(root, found[-1])["segments"])
 
 
 def export_query_encoder(embedder) -> None:

@@ -43,6 +43,11 @@ def tree_hash(*roots: Path) -> str:
     return digest.hexdigest()
 
 
+def part(index: Path, name: str) -> Path:
+    """A file of the (only) segment of ``index``."""
+    return next(p for p in (index / "segments").iterdir() if not p.name.startswith(".")) / name
+
+
 def one_error_line(result: subprocess.CompletedProcess, code: int, *phrases: str) -> str:
     assert result.returncode == code, (result.returncode, result.stderr)
     lines = [line for line in result.stderr.strip().splitlines() if line.startswith("error: ")]
@@ -120,7 +125,9 @@ def test_add_through_a_symlink_writes_the_real_index(tmp_path, copy):
     run_cli("add", str(extra), "--index", str(link), check=True)
     assert link.is_symlink() and os.readlink(link) == str(copy)
     assert not list(tmp_path.glob(".current*"))
-    assert "d" in json.loads((copy / "ids.json").read_text())
+    from embedsearch import Index
+
+    assert "d" in Index.load(copy).documents.row_of
 
 
 # 3. no silent wrong results ------------------------------------------------------------------------------
@@ -170,7 +177,7 @@ def truncate(file: Path) -> None:
 ])
 def test_truncated_embeddings_are_reported_not_a_traceback(copy, tmp_path, command):
     extra = write_jsonl(tmp_path / "new.jsonl", [{"id": "d", "abstract": "Graph networks for protein folding."}])
-    truncate(copy / "embeddings.npy")
+    truncate(part(copy, "embeddings.npy"))
     before = tree_hash(copy)
     result = run_cli(*[a.format(extra=extra) for a in command], "--index", str(copy))
     assert result.returncode == 3 and "Traceback" not in result.stderr, result.stderr
@@ -181,20 +188,21 @@ def test_truncated_embeddings_are_reported_not_a_traceback(copy, tmp_path, comma
 
 
 def test_embeddings_with_fewer_rows_than_documents(copy):
-    matrix = np.load(copy / "embeddings.npy")
-    np.save(copy / "embeddings.npy", matrix[:2])
+    matrix = np.load(part(copy, "embeddings.npy"))
+    np.save(part(copy, "embeddings.npy"), matrix[:2])
     one_error_line(run_cli("search", "spiking", "--index", str(copy), "--mode", "dense"), 3, "embeddings.npy",
                    "expected (3, 384)")
+    one_error_line(run_cli("info", "--index", str(copy)), 3, "embeddings.npy", "recorded")
 
 
 def test_corrupt_metadata_under_a_filter(copy):
-    (copy / "metadata.parquet").write_bytes(b"PAR1 garbage")
+    part(copy, "metadata.parquet").write_bytes(b"PAR1 garbage")
     one_error_line(run_cli("search", "spiking", "--index", str(copy), "--filter", "year=2024"), 3,
                    "metadata.parquet", "unreadable")
 
 
 def test_garbled_ids_and_flipped_bytes_are_caught_by_check(copy):
-    (copy / "ids.json").write_text('["a", "b", "x"]')
+    part(copy, "ids.json").write_text('["a", "b", "x"]')
     result = run_cli("check", "--index", str(copy), "--json")
     report = json.loads(result.stdout)
     assert result.returncode == 3 and not report["healthy"]
@@ -233,15 +241,15 @@ def test_map_to_a_missing_folder_fails_before_fitting(copy, tmp_path):
 def test_write_failure_names_the_index_and_changes_nothing(bundled_index, tmp_path):
     target = tmp_path / "bundled"
     shutil.copytree(bundled_index.path, target, ignore=shutil.ignore_patterns("topics"))
-    extra = write_jsonl(tmp_path / "new.jsonl", [{"id": "new", "abstract": "Graph networks for protein folding."}])
+    long_text = "Graph networks for protein folding. " * 2_500  # a 90 kB record: its segment's files are large
+    extra = write_jsonl(tmp_path / "new.jsonl", [{"id": "new", "abstract": long_text}])
     before = tree_hash(target)
 
-    def small_files():  # documents.jsonl of the new version cannot be written: a real EFBIG from the kernel
+    def small_files():  # the new segment's documents.jsonl cannot be written: a real EFBIG from the kernel
         resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000))
 
-    env = {**os.environ, "EMBEDSEARCH_CACHE_DIR": str(tmp_path / "cache")}
     result = subprocess.run([sys.executable, "-m", "embedsearch", "add", str(extra), "--index", str(target)],
-                            capture_output=True, text=True, env=env, cwd=REPO, preexec_fn=small_files)
+                            capture_output=True, text=True, env=os.environ.copy(), cwd=REPO, preexec_fn=small_files)
     line = one_error_line(result, 2, f"cannot write index {target}", "nothing was changed")
     assert ".tmp-" not in line
     assert tree_hash(target) == before
@@ -271,7 +279,9 @@ def test_jsonl_with_a_byte_order_mark_is_read_whole(tmp_path):
     source = tmp_path / "bom.jsonl"
     source.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in ROWS[:2]).encode())
     run_cli("build", str(source), "--index", str(tmp_path / "i"), check=True)
-    assert json.loads((tmp_path / "i" / "ids.json").read_text()) == ["a", "b"]
+    from embedsearch import Index
+
+    assert Index.load(tmp_path / "i").documents.ids == ["a", "b"]
 
 
 def test_invalid_json_message_reads_cleanly(tmp_path):

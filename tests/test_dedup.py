@@ -178,8 +178,9 @@ def test_planted_duplicates_split_across_ivf_lists_are_found(bundled_index, tmp_
     docs += [Document(f"twin{c}", texts[c].replace(texts[c].split()[5], "changed", 1)) for c in copies]
     index = Index.from_embeddings(docs, np.vstack([x, twins]).astype(np.float32), tmp_path / "ivf",
                                   bundled_index.manifest["model"], settings)
-    lists = ivf.list_of(index.faiss_index, np.asarray(index.embeddings))
+    vectors = index.snapshot.segments[0].vectors
+    lists = ivf.list_of(vectors, np.asarray(index.embeddings))
     assert sum(lists[c] != lists[2000 + i] for i, c in enumerate(copies)) >= 20
-    assert len(partitions(index.faiss_index, len(index), 300)) >= 6
+    assert len(partitions(vectors, len(index), 300)) >= 6
     pairs = {frozenset((p.a, p.b)) for p in index.duplicates(rows_per_job=300).pairs}
     assert pairs == {frozenset((f"p{c}", f"twin{c}")) for c in copies}

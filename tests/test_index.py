@@ -69,14 +69,31 @@ def test_add_and_remove_change_results_without_reembedding(index_copy, monkeypat
     assert "new-1" not in ids and "001_d172d3709162399d:3" not in ids
 
 
-def test_add_embeds_only_new_text(index_copy, monkeypatch):
+def test_add_embeds_only_new_text(index_copy, monkeypatch, tmp_path):
     import embedsearch.embed as embed
+    from embedsearch.query_encoder import OnnxQueryEncoder
 
-    seen = []
-    real = embed.encode_pieces
+    import shutil
+
+    from embedsearch.query_encoder import export_dir
+
+    exported = export_dir(index_copy.manifest["model"]["fingerprint"])
+    monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "cold"))  # no cached vector can hide a re-embed
+    shutil.copytree(exported, export_dir(index_copy.manifest["model"]["fingerprint"]))
+    fast, seen = [], []
+    real_fast, real = OnnxQueryEncoder.encode, embed.encode_pieces
+    monkeypatch.setattr(OnnxQueryEncoder, "encode", lambda self, texts, *a, **k: fast.extend(texts)
+                        or real_fast(self, texts, *a, **k))
     monkeypatch.setattr(embed, "encode_pieces", lambda texts, *a, **k: seen.extend(texts) or real(texts, *a, **k))
-    index_copy.add([Document("n2", "A genuinely new abstract about sparse autoencoders for interpretability.")])
-    assert seen == ["A genuinely new abstract about sparse autoencoders for interpretability."]
+    new = "A genuinely new abstract about sparse autoencoders for interpretability."
+    index_copy.add([Document("n2", new)])  # a small add: the fast encoder, this text only
+    assert fast == [new] and seen == []
+    reference = embed.Embedder(embed.EmbedSettings()).embed([new])[0]
+    assert float(index_copy.embeddings[index_copy.documents.row_of["n2"]] @ reference) > 0.999
+    seen.clear()
+    many = [Document(f"m{i}", f"Abstract {i} on protein design with diffusion models, variant {i}.") for i in range(40)]
+    index_copy.add(many)  # a large add: the model, these texts only
+    assert seen == [d.text for d in many] and len(index_copy) == 98
 
 
 def test_add_and_remove_reject_bad_ids(index_copy):

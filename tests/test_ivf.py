@@ -50,7 +50,7 @@ def ivf_index(bundled_index, tmp_path):
 
 def test_index_on_disk_survives_a_move_and_finds_true_neighbours(ivf_index, tmp_path):
     index, x = ivf_index
-    assert index.info()["index_type"] == "ivfpq" and (index.path / "vectors.ivfdata").exists()
+    assert index.info()["index_type"] == "ivfpq" and (index.snapshot.segments[0].folder / "vectors.ivfdata").exists()
     moved = tmp_path / "moved"
     shutil.move(str(index.path), moved)
     index = Index.load(moved)
@@ -60,24 +60,30 @@ def test_index_on_disk_survives_a_move_and_finds_true_neighbours(ivf_index, tmp_
     assert recall >= 0.9
 
 
-def test_add_and_remove_keep_the_on_disk_layout_and_the_quantizer(ivf_index):
+def test_add_remove_and_compact_keep_the_on_disk_layout_and_the_quantizer(ivf_index):
     index, _ = ivf_index
-    centroids = ivf.centroids(ivf.read_trained(index.path / "vectors.faiss"))
+    centroids = ivf.centroids(ivf.read_trained(index.snapshot.segments[0].folder / "vectors.faiss"))
     index.remove([f"p{i}" for i in range(100)])
     new = "Vision-language-action models for robot manipulation, trained at scale."
     index.add([Document("new", new)])
-    assert len(index) == 2901 and vec.read(index.path / "vectors.faiss").ntotal == 2901
-    assert (index.path / "vectors.ivfdata").exists() and index.manifest["index"]["ondisk"]
-    np.testing.assert_array_equal(ivf.centroids(ivf.read_trained(index.path / "vectors.faiss")), centroids)
-    assert "p5" not in {h.id for h in index.similar("p145", 2900)}
-    assert index.similar("new", 1)[0].id != "new"
-    assert index.similar_to_text(new, 1)[0].id == "new"
+    assert len(index) == 2901 and [s.rows for s in index.snapshot.segments] == [3000, 1]
+    for _ in ("segments", "compacted"):
+        for segment in index.snapshot.segments:
+            assert segment.index_type == "ivfpq" and (segment.folder / "vectors.ivfdata").exists()
+            np.testing.assert_array_equal(ivf.centroids(ivf.read_trained(segment.folder / "vectors.faiss")), centroids)
+        assert "p5" not in {h.id for h in index.similar("p145", 2900)}
+        assert index.similar("new", 1)[0].id != "new"
+        assert index.similar_to_text(new, 1)[0].id == "new"
+        index.compact()
+    assert [s.rows for s in index.snapshot.segments] == [2901] and index.manifest["index"]["ondisk"]
+    assert vec.read(index.snapshot.segments[0].folder / "vectors.faiss").ntotal == 2901
 
 
 def test_missing_list_file_is_reported(ivf_index):
     from embedsearch.errors import IndexStoreError
 
     index, _ = ivf_index
-    (index.path / "vectors.ivfdata").unlink()
+    (index.snapshot.segments[0].folder / "vectors.ivfdata").unlink()
     with pytest.raises(IndexStoreError, match="vectors.ivfdata is missing; rebuild"):
-        Index.load(index.path)
+        Index.load(index.path).search("topic 3", 3)
+    assert any("vectors.ivfdata: missing" in p for p in Index.load(index.path).check())

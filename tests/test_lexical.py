@@ -8,11 +8,15 @@ DOCS = [Document("a", "Spiking neural networks use time-to-first-spike (TTFS) co
         Document("c", "Robots follow vision-language-action (VLA) policies; robots learn.")]
 
 
+def scorer(folder):
+    return lex.SegmentedBM25([(lex.Postings(folder), None)], lex.LexicalSettings())
+
+
 def test_scores_match_bm25s_itself(tmp_path):
     import bm25s
 
     lex.build(DOCS, tmp_path)
-    index = lex.LexicalIndex(tmp_path)
+    index = scorer(tmp_path)
     settings = lex.LexicalSettings()
     reference = bm25s.BM25(k1=settings.k1, b=settings.b, method=settings.method)
     reference.index([lex.doc_tokens(d, index.tokenizer, settings) for d in DOCS], show_progress=False)
@@ -23,11 +27,11 @@ def test_scores_match_bm25s_itself(tmp_path):
 
 def test_tokenizer_drops_stop_words_and_stems(tmp_path):
     lex.build(DOCS, tmp_path)
-    tokenizer = lex.LexicalIndex(tmp_path).tokenizer
+    tokenizer = scorer(tmp_path).tokenizer
     assert tokenizer("The robots are learning") == ["robot", "learn"]
 
 
 def test_acronym_query_hits_the_right_document(tmp_path):
     lex.build(DOCS, tmp_path)
-    scores = lex.LexicalIndex(tmp_path).scores("VLA")
+    scores = scorer(tmp_path).scores("VLA")
     assert scores.argmax() == 2 and scores[0] == scores[1] == 0

@@ -15,13 +15,19 @@ def test_round_trip_gives_identical_results(bundled_index):
 
 
 def test_folder_uses_open_formats_only(bundled_index):
-    names = {p.name for p in bundled_index.path.iterdir()}
-    assert {"manifest.json", "documents.jsonl", "embeddings.npy", "vectors.faiss"} <= names
-    assert not any(n.endswith((".pkl", ".pickle")) for n in names)
+    names = {p.relative_to(bundled_index.path).as_posix() for p in bundled_index.path.rglob("*")
+             if p.is_file() and not p.name.startswith(".")}
+    segment = next(n.split("/")[1] for n in names if n.startswith("segments/"))
+    assert {"manifest.json", "generations/1.json"} <= names
+    assert {f"segments/{segment}/{f}" for f in ("documents.jsonl", "embeddings.npy", "vectors.faiss", "segment.json",
+                                                "metadata.parquet", "lexical/tf.npy")} <= names
+    assert {n.rsplit(".", 1)[-1] for n in names} <= {"json", "jsonl", "npy", "faiss", "parquet"}
     manifest = json.loads((bundled_index.path / "manifest.json").read_text())
-    for key in ("format_version", "package_version", "model", "metric", "documents", "built_at", "index"):
+    for key in ("format_version", "package_version", "model", "metric", "built_at", "index", "store"):
         assert key in manifest
     assert manifest["model"]["dimension"] == 384 and manifest["model"]["fingerprint"]
+    generation = json.loads((bundled_index.path / "generations" / "1.json").read_text())
+    assert generation["documents"] == 57 and [s["name"] for s in generation["segments"]] == [segment]
 
 
 def test_failed_build_leaves_the_previous_index_loadable(index_copy, bundled_docs, monkeypatch):
@@ -57,14 +63,15 @@ def test_not_an_index_and_newer_format(tmp_path, index_copy):
 
 
 def test_corrupted_faiss_file_is_reported_on_first_search(index_copy):
-    (index_copy.path / "vectors.faiss").write_bytes(b"garbage")
+    next(index_copy.path.glob("segments/*/vectors.faiss")).write_bytes(b"garbage")
     with pytest.raises(IndexStoreError, match="vectors.faiss: FAISS file is corrupted"):
         Index.load(index_copy.path).search("anything", 3)
 
 
 def test_document_count_mismatch_is_caught(index_copy):
-    manifest = json.loads((index_copy.path / "manifest.json").read_text())
-    manifest["documents"] = 99
-    (index_copy.path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(IndexStoreError, match="manifest says 99 documents"):
-        Index.load(index_copy.path)
+    file = index_copy.path / "generations" / "1.json"
+    generation = json.loads(file.read_text())
+    generation["segments"][0]["rows"] = 99
+    file.write_text(json.dumps(generation))
+    with pytest.raises(IndexStoreError, match="for 99 documents|the generation says 99"):
+        Index.load(index_copy.path).search("anything", 3)

@@ -76,18 +76,28 @@ def test_same_seed_gives_identical_topics_and_coordinates(index_copy, model):
     np.testing.assert_array_equal(again.coordinates, model.coordinates)
 
 
-def test_results_persist_and_are_reused_until_the_corpus_changes(index_copy, monkeypatch):
-    first = index_copy.topics()
+def test_results_persist_and_adds_keep_the_labels_until_a_refit(index_copy, monkeypatch):
+    import shutil
+
     import embedsearch.topics.cluster as cluster
 
-    monkeypatch.setattr(cluster, "reduce", lambda *a, **k: pytest.fail("must reuse the saved topics"))
-    assert Index.load(index_copy.path).topics() == first
-    monkeypatch.undo()
-    index_copy.add([Document("new", "A fresh abstract about quantum error correction codes on superconducting qubits.")])
-    assert not (index_copy.path / "topics").exists()
-    assert "new" in [m for t in index_copy.topics().topics() for m in t.members] + list(index_copy.topics().unassigned())
-
-
+    shutil.rmtree(index_copy.path / "topics", ignore_errors=True)  # the copy carries the fixture's results
+    calls = []
+    real_reduce = cluster.reduce
+    monkeypatch.setattr(cluster, "reduce", lambda *a, **k: calls.append(1) or real_reduce(*a, **k))
+    first = index_copy.topics()
+    assert len(calls) == 2  # fitted here: 5-d for clustering, 2-d for the map
+    assert Index.load(index_copy.path).topics() == first and len(calls) == 2  # reused from disk
+    near = index_copy.documents.get([index_copy.documents.row_of[first.topics()[0].representatives[0]]])[0]
+    index_copy.add([Document("new", near.text + " We add a short new paragraph to this abstract.")])
+    index_copy.remove([first.topics()[1].members[-1]])
+    carried = index_copy.topics()
+    assert len(calls) == 2  # carried over, not refitted
+    assert [t.label for t in carried.topics()] == [t.label for t in first.topics()]
+    assert "new" in carried.topics()[0].members and first.topics()[1].members[-1] not in carried.ids
+    assert carried.coordinates.shape == (57, 2) and sorted(carried.ids) == sorted(index_copy.documents.ids)
+    refitted = index_copy.topics(refit=True)
+    assert len(calls) == 4 and index_copy.topics() == refitted
 def test_assign_outliers_attaches_and_says_so(bundled_index, model):
     attached = bundled_index.topics(assign_outliers=True)
     assert attached.unassigned() == () and set(attached.attached) == set(model.unassigned())

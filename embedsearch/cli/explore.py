@@ -57,11 +57,16 @@ def dedup(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt,
         report = idx.duplicates(settings, against=reference, ray=ray)
     if csv_file is not None:
         _write_pairs_csv(report, csv_file)
+    print_report(report, as_json, f"no near-duplicates among {len(idx)} abstracts", bool(against))
+
+
+def print_report(report, as_json: bool, none: str, against: bool = False) -> None:
+    """A duplicate report as JSON, or as groups with their pairs and the first shared passage."""
     if as_json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
         return
     if not report.groups:
-        typer.echo(f"no near-duplicates among {len(idx)} abstracts")
+        typer.echo(none)
     new, old = ("new ", "existing ") if against else ("", "")
     for number, group in enumerate(report.groups, start=1):
         typer.echo(f"group {number}: keep {old}{one_line(group.kept)}; "
@@ -82,6 +87,8 @@ def _topic_settings(min_size, seed, assign_outliers, sample):
 MinSizeOpt = typer.Option(None, "--min-size", help="Smallest topic (default scales with corpus size).")
 SeedOpt = typer.Option(42, "--seed", help="Random seed: same index + seed gives identical topics.")
 SampleOpt = typer.Option(50_000, "--sample", help="Fit on at most this many papers; assign the rest.")
+RefitOpt = typer.Option(False, "--refit", help="Fit again instead of placing papers added since the last fit "
+                                                "into its topics (labels then may change).")
 
 
 @app.command()
@@ -91,14 +98,15 @@ def topics(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt, min_size: O
            assign_outliers: bool = typer.Option(False, "--assign-outliers",
                                                 help="Attach unassigned papers to their nearest topic."),
            query: Optional[str] = typer.Option(None, "--query", help="List the topics nearest this query."),
-           sample: int = SampleOpt, engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
+           sample: int = SampleOpt, refit: bool = RefitOpt, engine: str = EngineOpt,
+           ray_address: Optional[str] = RayAddressOpt) -> None:
     """Topics of an index: label, size, keywords, representative and member papers."""
     from ..search import check_query
 
     query = check_query(query) if query is not None else None
     ray = ray_settings(engine, ray_address)
     idx = open_index(index)
-    model = idx.topics(_topic_settings(min_size, seed, assign_outliers, sample), ray=ray, level=level)
+    model = idx.topics(_topic_settings(min_size, seed, assign_outliers, sample), ray=ray, level=level, refit=refit)
     if query is not None:
         nearest = model.nearest(idx.encode([query])[0], level)
         if as_json:
@@ -129,7 +137,8 @@ def topics(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt, min_size: O
 def map_(index: Optional[str] = IndexOpt, out: Path = typer.Option(Path("map.html"), "--out"),
          png: bool = typer.Option(False, "--png", help="Also write a static PNG next to the HTML."),
          min_size: Optional[int] = MinSizeOpt, seed: int = SeedOpt,
-         level: int = typer.Option(0, "--level", min=0), sample: int = SampleOpt, engine: str = EngineOpt,
+         level: int = typer.Option(0, "--level", min=0), sample: int = SampleOpt, refit: bool = RefitOpt,
+         engine: str = EngineOpt,
          ray_address: Optional[str] = RayAddressOpt,
          max_points: int = typer.Option(20_000, "--max-points",
                                         help="Draw at most about this many papers on the page (a sample keeping "
@@ -142,7 +151,7 @@ def map_(index: Optional[str] = IndexOpt, out: Path = typer.Option(Path("map.htm
     writable_file(out, "--out")
     ray = ray_settings(engine, ray_address)
     idx = open_index(index)
-    model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray, level=level)
+    model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray, level=level, refit=refit)
     title = f"{idx.path.name}: {len(idx)} papers, {len(model.topics(level))} topics"
     written = [write_html(model, idx.documents, out, title, level, max_points)]
     if png:

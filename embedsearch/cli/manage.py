@@ -53,6 +53,9 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
     typer.echo(f"indexed {len(idx)} documents into {idx.path} ({idx.manifest['index']['type']})", err=True)
 
 
+NoWaitOpt = typer.Option(False, "--no-wait", help="Fail at once if another process is writing the index.")
+
+
 @app.command()
 @friendly
 def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
@@ -60,8 +63,11 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
         id_field: Optional[str] = typer.Option(None, "--id-field"),
         title_field: Optional[str] = typer.Option(None, "--title-field"),
         text_field: Optional[str] = typer.Option(None, "--text-field"),
-        skip_invalid: bool = typer.Option(False, "--skip-invalid")) -> None:
-    """Add documents to an index, embedding only the new ones."""
+        skip_invalid: bool = typer.Option(False, "--skip-invalid"), no_wait: bool = NoWaitOpt,
+        check_duplicates: bool = typer.Option(False, "--check-duplicates",
+                                              help="Then list near-duplicates of the added abstracts in the index."),
+        as_json: bool = JsonOpt) -> None:
+    """Add documents to an index as a new segment, embedding only the new ones."""
     from ..corpus import read_sources
     from ..index import Index
 
@@ -77,20 +83,25 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
         result.skipped.extend(Problem(d.id, "id already in the index") for d in clashes)
     _report_skipped(result.skipped)
     before = len(idx)
-    idx.add(docs, progress=True)
+    idx.add(docs, progress=True, wait=not no_wait)
     typer.echo(f"added {len(idx) - before} documents; {idx.path} now holds {len(idx)}", err=True)
+    if check_duplicates:
+        from .explore import print_report
+
+        print_report(idx.duplicates(of=[d.id for d in docs]), as_json,
+                     f"no near-duplicates of the {len(docs)} added abstracts")
 
 
 @app.command()
 @friendly
 def remove(ids: list[str] = typer.Argument(..., help="Document ids to remove."),
-           index: str = typer.Option(..., "--index", "-i")) -> None:
-    """Remove documents by id (nothing is re-embedded)."""
+           index: str = typer.Option(..., "--index", "-i"), no_wait: bool = NoWaitOpt) -> None:
+    """Remove documents by id (a deletion file is written; nothing is rewritten or re-embedded)."""
     from ..index import Index
 
     idx = Index.load(index)
     before = len(idx)
-    idx.remove(ids)
+    idx.remove(ids, wait=not no_wait)
     typer.echo(f"removed {before - len(idx)} documents; {idx.path} now holds {len(idx)}", err=True)
 
 
@@ -124,11 +135,35 @@ def check(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt) -> None:
     typer.echo(f"{idx.path}: healthy ({len(idx)} documents, every file matches the manifest)")
 
 
+@app.command()
+@friendly
+def compact(index: str = typer.Option(..., "--index", "-i"), no_wait: bool = NoWaitOpt) -> None:
+    """Merge every segment into one and drop deleted rows (small merges also happen by themselves)."""
+    from ..index import Index
+
+    idx = Index.load(index)
+    before = len(idx.snapshot.segments)
+    idx.compact(wait=not no_wait)
+    typer.echo(f"compacted {before} segment(s) into {len(idx.snapshot.segments)}; {idx.path} holds {len(idx)} "
+               f"documents (generation {idx.generation})", err=True)
+
+
+@app.command()
+@friendly
+def upgrade(index: str = typer.Option(..., "--index", "-i")) -> None:
+    """Convert a format 1 index to segments in place (nothing is re-embedded)."""
+    from ..store.upgrade import upgrade as convert
+
+    count = convert(index)
+    typer.echo(f"upgraded {index} to format 2 ({count} documents, one segment)", err=True)
+
+
 def _fail_if_damaged(idx, problems: list[str]) -> None:
     if problems:
         for problem in problems:
             typer.echo(f"error: {problem}", err=True)
-        typer.echo(f"error: {idx.path} is damaged; rebuild it with `embedsearch build`", err=True)
+        typer.echo(f"{idx.path} is damaged ({len(problems)} problem(s)); restore it from a backup or rebuild it "
+                   "with `embedsearch build`", err=True)
         raise typer.Exit(3)
 
 

@@ -11,10 +11,11 @@ from .report import (
 )
 
 
-def find_duplicates(index, settings: DedupSettings = DedupSettings(), map_jobs: ShardMap = local_map
-                    ) -> DuplicateReport:
-    """Groups of near-duplicate abstracts inside one index; candidate-search jobs run through ``map_jobs``."""
-    return DuplicateReport.from_candidates(candidates.within(index, settings, map_jobs), settings)
+def find_duplicates(index, settings: DedupSettings = DedupSettings(), map_jobs: ShardMap = local_map,
+                    rows=None) -> DuplicateReport:
+    """Groups of near-duplicate abstracts inside one index (only those involving ``rows``, when given);
+    candidate-search jobs run through ``map_jobs``."""
+    return DuplicateReport.from_candidates(candidates.within(index, settings, map_jobs, rows), settings)
 
 
 def find_duplicates_against(new, reference, settings: DedupSettings = DedupSettings()) -> DuplicateReport:

@@ -8,38 +8,41 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..ivf import ShardMap, local_map
-from ..search import dense_rows
 from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash
-from .partitions import neighbour_edges, partitions
+from .partitions import neighbour_edges
 from .report import Candidate, DedupSettings
 
 _CHUNK = 2048
 
 
-def _neighbours(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
-                floor: float) -> Iterator[tuple[int, int, float]]:
+def _neighbours(reference, queries: np.ndarray, k: int, floor: float) -> Iterator[tuple[int, int, float]]:
     for start in range(0, len(queries), _CHUNK):
         block = np.asarray(queries[start:start + _CHUNK], dtype=np.float32)
         rows = list(range(start, start + len(block)))
-        ranked = dense_rows(faiss_index, embeddings, block, k)
+        ranked = reference.dense(block, k)
         for q, hits in zip(rows, ranked):
             for row, cosine in hits:
                 if cosine >= floor:
                     yield q, row, cosine
 
 
-def within(index, settings: DedupSettings, map_jobs: ShardMap = local_map) -> list[Candidate]:
-    """Scored candidate pairs inside one index; the neighbour search runs as jobs through ``map_jobs``
-    (in this process, or ``distributed.RayMap`` on a cluster that can read the index folder)."""
-    source = index if map_jobs is local_map else str(index.path.resolve())
-    jobs = [(source, rows, settings.neighbours, settings.floor)
-            for rows in partitions(index.faiss_index, len(index), settings.rows_per_job)]
+def within(index, settings: DedupSettings, map_jobs: ShardMap = local_map,
+           rows: np.ndarray | None = None) -> list[Candidate]:
+    """Scored candidate pairs inside one index (a snapshot); the neighbour search runs as jobs through
+    ``map_jobs`` (in this process, or ``distributed.RayMap`` on a cluster that can read the index folder).
+    With ``rows``, only pairs that involve those rows (new documents against everything): the cost follows
+    their number, and identical texts are found as the nearest neighbours they are."""
+    snapshot = index
+    source = snapshot if map_jobs is local_map else (str(snapshot.root), snapshot.number)
+    size = settings.rows_per_job
+    parts = snapshot.partitions(size) if rows is None else [rows[i:i + size] for i in range(0, len(rows), size)]
+    jobs = [(source, part, settings.neighbours, settings.floor) for part in parts]
     pairs: dict[tuple[int, int], float] = {}
     for left, right, scores in map_jobs(neighbour_edges, jobs):
         for q, row, cosine in zip(left.tolist(), right.tolist(), scores.tolist()):
             pairs[(min(q, row), max(q, row))] = cosine
     hashes: dict[bytes, int] = {}
-    for row, doc in enumerate(index.documents):
+    for row, doc in enumerate(index.documents if rows is None else ()):
         first = hashes.setdefault(text_hash(doc.text), row)
         if first != row and (first, row) not in pairs:
             pairs[(first, row)] = float(np.dot(index.embeddings[first], index.embeddings[row]))
@@ -49,8 +52,7 @@ def within(index, settings: DedupSettings, map_jobs: ShardMap = local_map) -> li
 def across(new, reference, settings: DedupSettings) -> list[Candidate]:
     """Scored pairs between a set of new abstracts (``a``) and a reference corpus (``b``)."""
     pairs: dict[tuple[int, int], float] = {}
-    for q, row, cosine in _neighbours(reference.faiss_index, reference.embeddings, new.embeddings,
-                                      settings.neighbours, settings.floor):
+    for q, row, cosine in _neighbours(reference, new.embeddings, settings.neighbours, settings.floor):
         pairs[(q, row)] = cosine
     ref_hashes: dict[bytes, int] = {}
     for row, doc in enumerate(reference.documents):

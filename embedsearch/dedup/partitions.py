@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 
 from .. import vectors as vec
-from ..search import dense_rows
 
 Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -39,22 +38,22 @@ def partitions(faiss_index, n: int, rows_per_job: int) -> list[np.ndarray]:
 
 
 @lru_cache(maxsize=2)
-def _open(path: str):
-    from ..index import Index
+def _open(path: str, generation: int):
+    from ..store import read_manifest
+    from ..store.snapshot import Snapshot
 
-    return Index.load(Path(path))
+    return Snapshot(Path(path), read_manifest(Path(path)), generation)
 
 
 def neighbour_edges(source, rows: np.ndarray, k: int, floor: float) -> Edges:
     """For each row, its ``k`` nearest other rows with exact cosine >= ``floor``, as ``(row, other, cosine)``
-    arrays. ``source`` is an ``Index`` or, on a cluster, the path of one every worker can read."""
-    index = _open(source) if isinstance(source, str) else source
+    arrays. ``source`` is a snapshot or, on a cluster, ``(path, generation)`` of one every worker can read."""
+    index = _open(*source) if isinstance(source, tuple) else source
     left, right, scores = [], [], []
     for start in range(0, len(rows), 2048):
         block = rows[start:start + 2048]
         queries = np.asarray(index.embeddings[block], dtype=np.float32)
-        for row, hits in zip(block.tolist(), dense_rows(index.faiss_index, index.embeddings, queries, k,
-                                                        exclude=block.tolist())):
+        for row, hits in zip(block.tolist(), index.dense(queries, k, exclude=block.tolist())):
             for other, cosine in hits:
                 if cosine >= floor:
                     left.append(row)

@@ -83,14 +83,12 @@ def enable_numba_cache() -> None:
 def neighbour_graph(index, neighbours: int) -> tuple[np.ndarray, np.ndarray, None]:
     """Each document's nearest neighbours (itself first) from the index's own FAISS search, in the
     ``precomputed_knn`` form UMAP takes, so UMAP never searches again (and the 2-D map reuses it)."""
-    from ..search import dense_rows
-
     embeddings = index.embeddings
     indices = np.zeros((len(index), neighbours), dtype=np.int32)
     distances = np.zeros((len(index), neighbours), dtype=np.float32)
     for start in range(0, len(index), 4096):
         block = np.asarray(embeddings[start:start + 4096], dtype=np.float32)
-        for offset, ranked in enumerate(dense_rows(index.faiss_index, embeddings, block, neighbours)):
+        for offset, ranked in enumerate(index.dense(block, neighbours)):
             row = start + offset
             found = [row] + [r for r, _ in ranked if r != row][: neighbours - 1]
             found += [found[-1]] * (neighbours - len(found))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..corpus import Document
 from ..docstore import DocumentStore
+from ..store.snapshot import LiveDocuments
 from ..errors import InputError
 from .model import TopicModel
 
@@ -79,14 +80,15 @@ def shown_rows(assigned: np.ndarray, max_points: int = MAX_POINTS, seed: int = 0
     return np.sort(np.concatenate(picked))
 
 
-def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore, path: Path, title: str,
+def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, path: Path,
+               title: str,
                level: int = 0, max_points: int = MAX_POINTS) -> Path:
     import plotly.graph_objects as go
     import plotly.io as pio
 
     assigned = np.asarray(model.assignments[level])
     rows = shown_rows(assigned, max_points, model.settings.get("seed", 0))
-    shown = documents.get(rows.tolist()) if isinstance(documents, DocumentStore) else [documents[r] for r in rows]
+    shown = documents.get(rows.tolist()) if hasattr(documents, "get") else [documents[r] for r in rows]
     coords = model.coordinates[rows]
     assigned = assigned[rows]
     topics = model.topics(level)

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,20 +78,29 @@ class TopicModel:
 
 
 def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardMap = local_map,
-        level: int = 0) -> TopicModel:
-    """Cluster an index's embeddings into a topic hierarchy (cached in the index folder). Above
-    ``settings.sample`` documents, fit on a sample and assign the rest through ``map_jobs``.
-    A ``level`` the hierarchy lacks is an error raised before anything is saved; damaged cached
-    results are fitted again."""
+        level: int = 0, refit: bool = False) -> TopicModel:
+    """Cluster an index's embeddings into a topic hierarchy (cached in the index folder, keyed by corpus
+    version and settings). Above ``settings.sample`` documents, fit on a sample and assign the rest through
+    ``map_jobs``. After adds and removes the last fit is carried over (``extend``: stable labels) unless
+    ``refit`` or too much changed. A ``level`` the hierarchy lacks is an error raised before anything is
+    saved; damaged cached results are fitted again."""
+    from .extend import extend
+
     resolved = settings.resolve(len(index))
     folder = index.path / FOLDER / _key(index, resolved)
-    if (folder / "model.json").exists():
+    if (folder / "model.json").exists() and not refit:
         try:
             model = load(folder)
             model.topics(level)
             return model
         except CorruptIndexError:
             shutil.rmtree(folder, ignore_errors=True)
+    base = None if refit else _latest(index, settings)
+    model = extend(base, index) if base is not None else None
+    if model is not None:
+        model.topics(level)
+        save(model, folder)
+        return model
     cl.enable_numba_cache()
     embeddings = np.asarray(index.embeddings, dtype=np.float32)
     if len(index) > resolved.sample:
@@ -113,13 +120,36 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
         labels = np.where(labels < 0, nearest, labels)
     if coordinates is None:
         coordinates = cl.reduce(embeddings, knn, resolved, 2)
-    model = _assemble(index, embeddings, labels, attached, resolved, coordinates)
+    model = _assemble(index, embeddings, labels, attached, resolved, coordinates, settings)
     model.topics(level)
+    if refit and folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
     save(model, folder)
     return model
 
 
-def _assemble(index, embeddings, labels, attached, resolved, coordinates) -> TopicModel:
+def _latest(index, settings: cl.TopicSettings) -> TopicModel | None:
+    """The most recent saved fit of this index with the same requested settings, if any."""
+    root = index.path / FOLDER
+    wanted = asdict(settings)
+    found = []
+    for folder in root.iterdir() if root.is_dir() else ():
+        try:
+            head = json.loads((folder / "model.json").read_text())
+        except (OSError, ValueError):
+            continue
+        meta = head.get("settings", {})
+        if head.get("format") == FORMAT and meta.get("requested") == wanted:
+            found.append((meta.get("corpus_version", -1), folder))
+    for _, folder in sorted(found, reverse=True):
+        try:
+            return load(folder)
+        except CorruptIndexError:
+            continue
+    return None
+
+
+def _assemble(index, embeddings, labels, attached, resolved, coordinates, requested) -> TopicModel:
     ids = tuple(index.documents.ids)
     texts = [d.embed_text for d in index.documents]
     per_level = [labels]
@@ -140,8 +170,10 @@ def _assemble(index, embeddings, labels, attached, resolved, coordinates) -> Top
                                 tuple(ids[r] for r in rows), int(above[rows[0]]) if above is not None else None))
         levels.append(tuple(topics))
         centres.append(centre)
+    meta = {**asdict(resolved), "requested": asdict(requested), "fitted_documents": len(ids),
+            "corpus_version": index.manifest["corpus_version"]}
     return TopicModel(tuple(levels), tuple(tuple(int(x) for x in a) for a in per_level), ids, attached,
-                      asdict(resolved), coordinates, tuple(centres))
+                      meta, coordinates, tuple(centres))
 
 
 def _by_size(labels: np.ndarray) -> np.ndarray:
@@ -152,15 +184,15 @@ def _by_size(labels: np.ndarray) -> np.ndarray:
 
 
 def _key(index, resolved: cl.TopicSettings) -> str:
-    payload = json.dumps([asdict(resolved), index.manifest["updated_at"], len(index), FORMAT], sort_keys=True)
+    payload = json.dumps([asdict(resolved), index.manifest["corpus_version"], len(index), FORMAT], sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
 def save(model: TopicModel, folder: Path) -> None:
-    """Write atomically: a temporary sibling folder renamed into place."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".tmp-"))
-    try:
+    """Write atomically (``store.staged_folder``): a concurrent fit of the same key keeps the first result."""
+    from ..store import staged_folder
+
+    with staged_folder(folder) as tmp:
         payload = {"format": FORMAT, "settings": model.settings, "ids": list(model.ids), "attached": list(model.attached),
                    "assignments": [list(a) for a in model.assignments],
                    "levels": [[t.to_json() for t in level] for level in model.levels]}
@@ -168,12 +200,6 @@ def save(model: TopicModel, folder: Path) -> None:
         np.save(tmp / "coordinates.npy", model.coordinates)
         for depth, centre in enumerate(model.centroids):
             np.save(tmp / f"centroids-{depth}.npy", centre)
-        os.replace(tmp, folder)
-    except OSError:
-        if not (folder / "model.json").exists():
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def load(folder: Path) -> TopicModel:

@@ -1,0 +1,105 @@
+"""Verification of an index: every file of the newest generation against the checksums recorded when it
+was written, and the row counts of every part of every segment.
+
+``problems`` returns one line per fault, each naming the file; an empty list means healthy. The quick
+form (``info``, and every writer before it commits) compares each file's size with the record and reads
+no data; the deep form (``embedsearch check``) also re-hashes every file, opens every part to compare
+row counts, and parses every document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+
+from ..errors import EmbedsearchError
+from . import generation as gen
+from .files import sha256
+from .layout import DELETES
+from .segment import INFO, Segment
+
+
+def problems(root: Path, manifest: dict[str, Any], number: int, deep: bool = False) -> list[str]:
+    """Everything wrong with generation ``number`` of the index at ``root``, one line each."""
+    try:
+        entries = gen.read(root, number)["segments"]
+    except EmbedsearchError as exc:
+        return [str(exc)]
+    found: list[str] = []
+    for entry in entries:
+        found += _attempt(lambda: _segment(root, manifest, entry, deep))
+        found += _attempt(lambda: _deletes(root, entry, deep))
+    found += _attempt(lambda: _topics(root)) if deep else []
+    return list(dict.fromkeys(found))
+
+
+def _attempt(part) -> list[str]:
+    try:
+        return part()
+    except EmbedsearchError as exc:
+        return [str(exc)]
+    except Exception as exc:  # noqa: BLE001  (any failure to read a part is a fault to report)
+        return [f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"]
+
+
+def _segment(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: bool) -> list[str]:
+    segment = Segment(root, entry, manifest["model"]["dimension"])
+    info_file = segment.folder / INFO
+    if sha256(info_file) != entry.get("info_sha256"):
+        return [f"{info_file}: does not match the checksum its generation recorded"]
+    files = json.loads(info_file.read_text())["files"]
+    found = []
+    for name, record in files.items():
+        file = segment.folder / name
+        if not file.is_file():
+            found.append(f"{file}: missing")
+        elif file.stat().st_size != record["bytes"]:
+            found.append(f"{file}: {file.stat().st_size:,} bytes, {INFO} recorded {record['bytes']:,}")
+        elif deep and sha256(file) != record["sha256"]:
+            found.append(f"{file}: contents differ from the checksum {INFO} recorded")
+    if found or not deep:
+        return found
+    _ = (segment.documents.ids, segment.embeddings, segment.vectors, segment.postings.vocab)
+    from ..filters import FILE, row_count
+
+    if row_count(segment.folder) != segment.rows:
+        found.append(f"{segment.folder / FILE}: {row_count(segment.folder)} rows for {segment.rows} documents")
+    if segment.postings.max_row() >= segment.rows:
+        found.append(f"{segment.postings.folder}: a posting points past the last document")
+    if not found:
+        for row, (doc, doc_id) in enumerate(zip(segment.documents, segment.documents.ids)):
+            if doc.id != doc_id:
+                found.append(f"{segment.folder}: row {row} does not match ids.json")
+                break
+    return found
+
+
+def _deletes(root: Path, entry: dict[str, Any], deep: bool) -> list[str]:
+    if not entry.get("deletes"):
+        return []
+    file = root / DELETES / entry["deletes"]
+    if not file.is_file():
+        return [f"{file}: missing"]
+    if deep and sha256(file) != entry["deletes_sha256"]:
+        return [f"{file}: does not match the checksum its generation recorded"]
+    live = gen.read_deletes(root, entry)
+    return [] if live is not None and int((~live).sum()) == entry["deleted"] else [f"{file}: wrong deletion count"]
+
+
+def _topics(root: Path) -> list[str]:
+    from ..topics.model import FOLDER, load
+
+    folder = root / FOLDER
+    found = []
+    for item in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if item.name.startswith("."):
+            continue
+        try:
+            load(item)
+        except EmbedsearchError as exc:
+            found.append(f"{exc} (search is unaffected)")
+    return found
+
+

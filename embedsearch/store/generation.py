@@ -1,0 +1,125 @@
+"""Generations: generation N is ``generations/N.json``, the list of segments (with their deletion files)
+that make up the index after the N-th commit. A commit writes every new file first, then publishes
+N+1 by an atomic no-replace link of a fully written, fsynced file; readers take the highest N."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import CorruptIndexError, IndexStoreError
+from .files import fsync_dir, sha256
+from .layout import DELETES, GENERATIONS, SEGMENTS, now, reap_temporary
+
+GRACE_SECONDS = 600.0
+
+
+def numbers(root: Path) -> list[int]:
+    folder = root / GENERATIONS
+    names = (p.name for p in folder.iterdir()) if folder.is_dir() else ()
+    return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+
+def newest(root: Path) -> int:
+    found = numbers(root)
+    if not found:
+        raise CorruptIndexError(f"{root / GENERATIONS}: no committed generation; rebuild the index")
+    return found[-1]
+
+
+def read(root: Path, number: int) -> dict[str, Any]:
+    file = root / GENERATIONS / f"{number}.json"
+    try:
+        manifest = json.loads(file.read_text())
+        _ = (manifest["segments"], manifest["documents"], manifest["corpus_version"])
+    except FileNotFoundError:
+        raise IndexStoreError(f"{file}: generation {number} is gone (compacted away); reopen the index") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{file}: unreadable generation manifest; restore it or rebuild") from exc
+    return manifest
+
+
+def publish(root: Path, manifest: dict[str, Any]) -> int:
+    """Publish ``manifest`` as the next generation (the caller holds the writer lock)."""
+    folder = root / GENERATIONS
+    folder.mkdir(exist_ok=True)
+    found = numbers(root)
+    number = (found[-1] if found else 0) + 1
+    payload = {**manifest, "generation": number, "committed_at": now(),
+               "documents": sum(s["rows"] - s.get("deleted", 0) for s in manifest["segments"])}
+    tmp = folder / f".{number}.json.tmp-{os.getpid()}"
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=1, ensure_ascii=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+    try:
+        os.link(tmp, folder / f"{number}.json")
+    finally:
+        tmp.unlink()
+    fsync_dir(folder)
+    return number
+
+
+def write_deletes(root: Path, segment: str, rows: np.ndarray, number: int) -> dict[str, Any]:
+    """Write the full set of deleted rows of ``segment`` as of generation ``number``; returns the entry fields."""
+    folder = root / DELETES
+    folder.mkdir(exist_ok=True)
+    file = folder / f"{segment}.{number}.npy"
+    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    with file.open("wb") as fh:
+        np.save(fh, rows)
+        fh.flush()
+        os.fsync(fh.fileno())
+    fsync_dir(folder)
+    return {"deletes": file.name, "deleted": int(len(rows)), "deletes_sha256": sha256(file)}
+
+
+def read_deletes(root: Path, entry: dict[str, Any]) -> np.ndarray | None:
+    """The live mask of a segment (None when nothing in it is deleted)."""
+    if not entry.get("deletes"):
+        return None
+    file = root / DELETES / entry["deletes"]
+    try:
+        rows = np.load(file)
+        if rows.ndim != 1 or len(rows) != entry["deleted"] or (len(rows) and (rows.min() < 0
+                                                                             or rows.max() >= entry["rows"])):
+            raise ValueError("does not match its generation entry")
+    except (OSError, ValueError) as exc:
+        raise CorruptIndexError(f"{file}: deletion file unreadable ({exc}); restore it or rebuild") from exc
+    live = np.ones(entry["rows"], dtype=bool)
+    live[rows] = False
+    return live
+
+
+def collect(root: Path, grace: float = GRACE_SECONDS) -> None:
+    """Remove what no reader should still need (the caller holds the writer lock): generations superseded
+    more than ``grace`` seconds ago (the newest always stays), then segments and deletion files no kept
+    generation names, and temporary files of dead writers, once older than ``grace``."""
+    found = numbers(root)
+    if not found:
+        return
+    cutoff = time.time() - grace
+    folder = root / GENERATIONS
+    published = {n: (folder / f"{n}.json").stat().st_mtime for n in found}
+    kept = [found[-1]] + [older for older, newer in zip(found[:-1], found[1:]) if published[newer] >= cutoff]
+    for number in set(found) - set(kept):
+        (folder / f"{number}.json").unlink(missing_ok=True)
+    named_segments, named_deletes = set(), set()
+    for number in kept:
+        for entry in read(root, number)["segments"]:
+            named_segments.add(entry["name"])
+            named_deletes.add(entry.get("deletes"))
+    for item in (root / SEGMENTS).iterdir() if (root / SEGMENTS).is_dir() else ():
+        if not item.name.startswith(".") and item.name not in named_segments and item.stat().st_mtime < cutoff:
+            shutil.rmtree(item, ignore_errors=True)
+    for item in (root / DELETES).iterdir() if (root / DELETES).is_dir() else ():
+        if item.name not in named_deletes and item.stat().st_mtime < cutoff:
+            item.unlink(missing_ok=True)
+    for sub in (root / SEGMENTS, root / DELETES, folder):
+        reap_temporary(sub, grace)

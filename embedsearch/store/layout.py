@@ -1,0 +1,158 @@
+"""The index folder and its root manifest: where indexes live, which folders a build may replace,
+and the format check every open goes through.
+
+An index folder (format 2)::
+
+    manifest.json            what the index is: format, model, settings (written once by build)
+    generations/N.json       generation N: its segments, their deletion files, the live count
+    segments/NAME/           one immutable segment: documents, embeddings, FAISS, BM25 postings, metadata
+    deletes/NAME.N.npy       the rows of segment NAME deleted as of generation N
+    topics/                  fitted topic results, keyed by corpus version and settings
+    .lock                    the writer lock
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorruptIndexError, IndexStoreError, InputError
+from .files import staged_folder
+
+FORMAT_VERSION = 2
+MANIFEST = "manifest.json"
+GENERATIONS = "generations"
+SEGMENTS = "segments"
+DELETES = "deletes"
+LOCK = ".lock"
+EMBEDDINGS = "embeddings.npy"
+VECTORS = "vectors.faiss"
+
+
+def package_version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def default_home() -> Path:
+    """``$EMBEDSEARCH_HOME``, else ``indexes/`` at the root of a source checkout, else the user data dir."""
+    if os.environ.get("EMBEDSEARCH_HOME"):
+        return Path(os.environ["EMBEDSEARCH_HOME"])
+    checkout = Path(__file__).resolve().parent.parent.parent
+    if (checkout / "pyproject.toml").exists() and (checkout / "indexes").is_dir():
+        return checkout / "indexes"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "embedsearch" / "indexes"
+
+
+def real_path(path: str | Path, option: str = "--index") -> Path:
+    """The folder a user named, with symlinks resolved once so writes reach the real index."""
+    if str(path).strip() == "":
+        raise InputError(f"{option} is empty; name the index folder")
+    return Path(os.path.realpath(Path(path).expanduser()))
+
+
+def is_index(folder: Path) -> bool:
+    """Whether ``folder`` holds an embedsearch manifest (the only kind of folder a build may replace)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "format_version" in manifest
+
+
+def check_target(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
+    """The real folder a build may write: a new path, an empty folder or an embedsearch index; never a
+    file, a folder of other things, or a folder holding one of the build's own sources."""
+    given = Path(path)
+    target = real_path(path)
+    for source in sources:
+        real = Path(os.path.realpath(source))
+        if real == target or target in real.parents:
+            raise InputError(f"--index {given} holds the source {source}; write the index to another folder")
+    _recover(target)
+    if target.exists() and not target.is_dir():
+        raise InputError(f"--index {given} is a file, not an index folder; choose a new folder name")
+    if target.is_dir() and any(target.iterdir()) and not is_index(target):
+        raise InputError(f"--index {given} is a folder that is not an embedsearch index (no {MANIFEST}); "
+                         "it was left alone: choose a new or empty folder")
+    return target
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def new_manifest(**fields: Any) -> dict[str, Any]:
+    return {"format_version": FORMAT_VERSION, "package_version": package_version(), "metric": "cosine",
+            "built_at": now(), **fields}
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The root manifest of the index at ``path``, after checking it is one this version can read."""
+    _recover(path)
+    if not path.exists():
+        raise IndexStoreError(f"{path}: no index here; create one with `embedsearch build SOURCE --index {path}`")
+    file = path / MANIFEST
+    if not path.is_dir() or not file.exists():
+        raise IndexStoreError(f"{path}: not an embedsearch index (no {MANIFEST}); pass the folder `build` wrote")
+    try:
+        manifest = json.loads(file.read_text())
+        version = manifest["format_version"]
+        if version >= 2:
+            _ = (manifest["model"]["name"], manifest["model"]["fingerprint"], manifest["model"]["dimension"],
+                 manifest["index"]["settings"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{file}: unreadable or incomplete manifest; rebuild with `embedsearch build`") \
+            from exc
+    if version > FORMAT_VERSION:
+        raise IndexStoreError(f"{path}: index format {version} is newer than this embedsearch reads "
+                              f"({FORMAT_VERSION}); upgrade with `pip install -U embedsearch`")
+    if version < FORMAT_VERSION:
+        raise IndexStoreError(f"{path}: index format {version} predates segments; convert it in place with "
+                              f"`embedsearch upgrade --index {path}` (nothing is re-embedded)")
+    return manifest
+
+
+@contextmanager
+def atomic_folder(path: Path) -> Iterator[Path]:
+    """Yield an empty temporary folder; on success it replaces ``path``, on any error it vanishes.
+    ``path`` must be a new path, an empty folder or an index (``check_target``)."""
+    given = Path(path)
+    path = check_target(given)
+    try:
+        with staged_folder(path, replace=True) as tmp:
+            yield tmp
+    except OSError as exc:
+        raise InputError(f"cannot write index {given}: {exc.strerror or exc}; nothing was changed") from exc
+
+
+def _recover(path: Path) -> None:
+    """If a whole-folder swap (a rebuild) was interrupted between its two renames, put the previous
+    index back: the newest complete one."""
+    if path.exists() or not path.parent.exists():
+        return
+    olds = [p for p in path.parent.glob(f".{path.name}.old-*") if (p / MANIFEST).exists()]
+    if olds:
+        os.rename(max(olds, key=lambda p: p.stat().st_mtime), path)
+
+
+def reap_temporary(folder: Path, older_than: float) -> None:
+    """Remove ``.NAME.tmp-*`` leftovers of writers that died, once they are older than ``older_than`` seconds."""
+    cutoff = time.time() - older_than
+    for item in folder.glob(".*.tmp-*") if folder.is_dir() else []:
+        try:
+            if item.stat().st_mtime < cutoff:
+                shutil.rmtree(item) if item.is_dir() else item.unlink()
+        except OSError:
+            continue
+
+
+def size_on_disk(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

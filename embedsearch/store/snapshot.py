@@ -1,0 +1,206 @@
+"""A read snapshot: one generation of an index, opened as a unit.
+
+Rows of a snapshot are its *live* documents numbered 0..n-1, segment after segment, so search, topics
+and dedup see one contiguous corpus however it is split on disk and whatever was deleted. A snapshot
+never changes: a newer generation is a new snapshot (``Index.refresh``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import filters as flt
+from .. import lexical as lex
+from ..corpus import Document
+from . import generation as gen
+from .segment import Segment
+
+
+class Snapshot:
+    """Generation ``number`` of the index at ``root``."""
+
+    def __init__(self, root: Path, manifest: dict[str, Any], number: int):
+        self.root = root
+        self.number = number
+        self.generation = gen.read(root, number)
+        self.manifest = {**manifest, **self.generation}
+        dimension = manifest["model"]["dimension"]
+        self.segments = [Segment(root, entry, dimension) for entry in self.generation["segments"]]
+        self.live = [gen.read_deletes(root, entry) for entry in self.generation["segments"]]
+        counts = [s.rows if m is None else int(m.sum()) for s, m in zip(self.segments, self.live)]
+        self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self._physical = [None if m is None else np.flatnonzero(m) for m in self.live]
+        self._renumber = [None if m is None else np.cumsum(m) - 1 for m in self.live]
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def path(self) -> Path:
+        return self.root
+
+    @cached_property
+    def encoder(self):
+        """The query encoder of the index's model (the fast ONNX path where it exists)."""
+        from ..embed import EmbedSettings
+        from ..query_encoder import query_encoder
+
+        entry = self.manifest["model"]
+        settings = EmbedSettings(**entry["settings"])
+        return query_encoder(entry["name"], entry["fingerprint"], settings.max_windows, settings.tail_weight)
+
+    @property
+    def simple(self) -> bool:
+        """One segment and nothing deleted: rows are the segment's own rows."""
+        return len(self.segments) == 1 and self.live[0] is None
+
+    def summary(self) -> dict[str, Any]:
+        m = self.manifest
+        return {"documents": len(self), "model": m["model"]["name"], "dimension": m["model"]["dimension"],
+                "fingerprint": m["model"]["fingerprint"],
+                "index_type": "+".join(sorted({s.index_type for s in self.segments})), "segments": len(self.segments),
+                "deleted": sum(e.get("deleted", 0) for e in m["segments"]), "generation": self.number,
+                "built_at": m["built_at"], "updated_at": m["committed_at"], "format_version": m["format_version"],
+                "package_version": m["package_version"]}
+
+    def locate(self, rows: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """For live ``rows``: each segment they fall in, their positions in ``rows``, and their segment rows."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) and (rows.min() < 0 or rows.max() >= len(self)):
+            raise IndexError(f"row out of range 0..{len(self) - 1}")
+        owner = np.searchsorted(self.offsets, rows, side="right") - 1
+        for s in np.unique(owner).tolist():
+            positions = np.flatnonzero(owner == s)
+            local = rows[positions] - self.offsets[s]
+            yield s, positions, local if self._physical[s] is None else self._physical[s][local]
+
+    def to_live(self, segment: int, local: np.ndarray) -> np.ndarray:
+        renumber = self._renumber[segment]
+        return self.offsets[segment] + (local if renumber is None else renumber[local])
+
+    @cached_property
+    def embeddings(self) -> "LiveMatrix":
+        return LiveMatrix(self)
+
+    @cached_property
+    def documents(self) -> "LiveDocuments":
+        return LiveDocuments(self)
+
+    @cached_property
+    def lexical(self) -> lex.SegmentedBM25:
+        settings = lex.LexicalSettings(**self.manifest.get("lexical", {}))
+        return lex.SegmentedBM25([(s.postings, m) for s, m in zip(self.segments, self.live)], settings)
+
+    def allowed_rows(self, filters: Sequence[flt.Filter]) -> np.ndarray | None:
+        """Live rows passing every metadata filter (None without filters)."""
+        return flt.allowed_rows([(s.folder, m) for s, m in zip(self.segments, self.live)], filters)
+
+    def dense(self, queries: np.ndarray, k: int, exclude: Sequence[int | None] | None = None,
+              allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
+        """Top-``k`` ``(row, cosine)`` per query over every segment, re-scored exactly, deleted rows never
+        returned; ``exclude`` drops one row per query, ``allowed`` keeps only rows where it is true."""
+        from ..search import dense_rows
+
+        merged: list[list[tuple[int, float]]] = [[] for _ in range(len(queries))]
+        for s, segment in enumerate(self.segments):
+            start, stop = int(self.offsets[s]), int(self.offsets[s + 1])
+            if stop == start:
+                continue
+            mask = self.live[s]
+            if allowed is not None:
+                mask = np.zeros(segment.rows, dtype=bool)
+                mask[self._physical[s] if self._physical[s] is not None else slice(None)] = allowed[start:stop]
+                if not mask.any():
+                    continue
+            local_exclude = None
+            if exclude is not None:
+                local_exclude = [None if x is None or not start <= x < stop else
+                                 int(next(self.locate(np.asarray([x])))[2][0]) for x in exclude]
+            ranked = dense_rows(segment.vectors, segment.embeddings, queries, k, exclude=local_exclude, allowed=mask)
+            for q, hits in enumerate(ranked):
+                if hits:
+                    live = self.to_live(s, np.asarray([r for r, _ in hits]))
+                    merged[q].extend(zip(live.tolist(), (c for _, c in hits)))
+        return [sorted(hits, key=lambda h: (-h[1], h[0]))[:k] for hits in merged]
+
+    def partitions(self, rows_per_job: int) -> list[np.ndarray]:
+        """Rows per duplicate-search job: whole IVF lists for a single IVF segment, else row ranges."""
+        from ..dedup.partitions import partitions
+
+        if self.simple:
+            return partitions(self.segments[0].vectors, len(self), rows_per_job)
+        n = len(self)
+        return [np.arange(start, min(n, start + rows_per_job)) for start in range(0, n, rows_per_job)]
+
+
+class LiveMatrix:
+    """The embeddings of a snapshot's live rows, gathered from the segments' memory maps on indexing."""
+
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+        self.shape = (len(snapshot), snapshot.manifest["model"]["dimension"])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        snap = self.snapshot
+        if snap.simple:
+            return snap.segments[0].embeddings[key]
+        if isinstance(key, (int, np.integer)):
+            return self[np.asarray([key])][0]
+        rows = np.arange(len(self))[key] if isinstance(key, slice) else np.asarray(key)
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        out = np.empty((len(rows), self.shape[1]), dtype=np.float32)
+        for s, positions, local in snap.locate(rows):
+            out[positions] = snap.segments[s].embeddings[local]
+        return out
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        snap = self.snapshot
+        parts = [seg.embeddings if live is None else seg.embeddings[live] for seg, live in zip(snap.segments, snap.live)]
+        matrix = np.asarray(parts[0]) if len(parts) == 1 else np.concatenate(parts) if parts else \
+            np.zeros(self.shape, np.float32)
+        return matrix.astype(dtype, copy=False) if dtype is not None else matrix
+
+
+class LiveDocuments:
+    """The documents of a snapshot's live rows: by row, by id, or in order."""
+
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+
+    def __len__(self) -> int:
+        return len(self.snapshot)
+
+    @cached_property
+    def ids(self) -> list[str]:
+        out: list[str] = []
+        for segment, live in zip(self.snapshot.segments, self.snapshot.live):
+            ids = segment.documents.ids
+            out.extend(ids if live is None else (i for i, keep in zip(ids, live) if keep))
+        return out
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        return {doc_id: row for row, doc_id in enumerate(self.ids)}
+
+    def get(self, rows: Sequence[int]) -> list[Document]:
+        out: list[Document | None] = [None] * len(rows)
+        for s, positions, local in self.snapshot.locate(np.asarray(rows, dtype=np.int64)):
+            for position, doc in zip(positions.tolist(), self.snapshot.segments[s].documents.get(local.tolist())):
+                out[position] = doc
+        return out  # type: ignore[return-value]
+
+    def __iter__(self) -> Iterator[Document]:
+        for segment, live in zip(self.snapshot.segments, self.snapshot.live):
+            for row, doc in enumerate(segment.documents):
+                if live is None or live[row]:
+                    yield doc

@@ -1,0 +1,335 @@
+"""The segmented index: adds write a segment, removes a deletion file, generations are read whole, merges keep
+results equal, and real writer processes (some killed with SIGKILL) never lose or corrupt a commit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, run_cli
+from segment_worker import make_docs, vector_of
+
+from embedsearch import Index, InputError
+from embedsearch.store.compact import MergePolicy
+from embedsearch.writer import StoreSettings
+
+WORKER = str(Path(__file__).with_name("segment_worker.py"))
+NO_MERGES = StoreSettings(merge=MergePolicy(segments_per_tier=1_000, max_deleted_share=1.0))
+
+
+@pytest.fixture(scope="module")
+def model_entry(bundled_index):
+    return bundled_index.manifest["model"]
+
+
+def new_index(path: Path, model_entry, count: int = 100, storage: StoreSettings = NO_MERGES) -> Index:
+    docs, vectors = make_docs(0, count)
+    return Index.from_embeddings(docs, vectors, path, model_entry, storage=storage)
+
+
+def files_of(path: Path) -> dict[str, str]:
+    return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file() and not p.name.startswith(".lock")}
+
+
+def same_rows(a: list[list[tuple[int, float]]], b: list[list[tuple[int, float]]]) -> bool:
+    """The same rows in the same order, cosines equal up to float32 summation order."""
+    return all([r for r, _ in x] == [r for r, _ in y] and np.allclose([c for _, c in x], [c for _, c in y], atol=1e-6)
+               for x, y in zip(a, b, strict=True))
+
+
+def same_hits(a, b) -> bool:
+    return [h.id for h in a] == [h.id for h in b] and np.allclose([h.score for h in a], [h.score for h in b],
+                                                                    atol=1e-6)
+
+
+def live_ids(index: Index) -> list[str]:
+    return list(index.refresh().documents.ids)
+
+
+# what a write touches ------------------------------------------------------------------------------------------
+def test_add_writes_one_new_segment_and_remove_one_deletion_file(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry)
+    before = files_of(index.path)
+    docs, vectors = make_docs(100, 5)
+    index.add_embedded(docs, vectors)
+    after = files_of(index.path)
+    assert {k: v for k, v in after.items() if k in before} == before  # nothing committed is rewritten
+    added = {k.split("/")[1] for k in set(after) - set(before) if k.startswith("segments/")}
+    assert len(added) == 1 and set(after) - set(before) - {k for k in after if k.startswith("segments/")} == \
+        {"generations/2.json"}
+    index.remove(["p3", "p101"])
+    changed = set(files_of(index.path)) - set(after)
+    assert changed == {"generations/3.json"} | {k for k in changed if k.startswith("deletes/")}
+    assert len([k for k in changed if k.startswith("deletes/")]) == 2  # one per touched segment
+    assert len(index) == 103 and index.generation == 3
+
+
+def test_deleted_documents_never_appear_and_k_results_still_come(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 60)
+    query = vector_of("p0")[None, :]
+    nearest = [index.documents.ids[r] for r, _ in index.snapshot.dense(query, 10)[0]]
+    index.remove(nearest[:5])
+    rows = index.snapshot.dense(query, 10)[0]
+    assert len(rows) == 10 and not set(index.documents.ids[r] for r, _ in rows) & set(nearest[:5])
+    assert [index.documents.ids[r] for r, _ in rows][:5] == nearest[5:10]
+    everything = {index.documents.ids[r] for r, _ in index.snapshot.dense(query, 60)[0]}
+    assert len(everything) == 55 and not everything & set(nearest[:5])
+    assert nearest[0] not in {h.id for h in index.search(nearest[0], 60, mode="lexical")}
+    assert not {h.id for h in index.search("w0x1", 60, mode="lexical", filters=["year>=2000"])} & set(nearest[:5])
+    with pytest.raises(InputError, match=f"no document with id '{nearest[0]}'"):
+        index.remove([nearest[0]])
+    docs, vectors = make_docs(int(nearest[0][1:]), 1)
+    index.add_embedded(docs, vectors)  # a deleted id may come back
+    assert nearest[0] in index.documents.row_of
+    with pytest.raises(InputError, match="already in"):
+        index.add_embedded(docs, vectors)
+
+
+# equivalence with a fresh build ------------------------------------------------------------------------------
+@pytest.mark.parametrize("storage", [NO_MERGES, StoreSettings(merge=MergePolicy(segments_per_tier=3))],
+                         ids=["no-merges", "tiered-merges"])
+def test_adds_and_removes_equal_a_fresh_build(tmp_path, model_entry, storage):
+    import bm25s
+
+    from embedsearch import lexical as lex
+
+    index = new_index(tmp_path / "idx", model_entry, 80, storage)
+    rng = random.Random(3)
+    next_id = 80
+    for step in range(14):
+        if step % 3 == 2:
+            index.remove(rng.sample(live_ids(index), rng.randint(1, 8)))
+        else:
+            size = rng.randint(1, 25)
+            index.add_embedded(*make_docs(next_id, size))
+            next_id += size
+    if storage is NO_MERGES:
+        assert len(index.snapshot.segments) == 11 and sum(e.get("deleted", 0) for e in index.manifest["segments"]) > 0
+    else:
+        assert index.generation > 15  # merges committed generations of their own
+    ids = live_ids(index)
+    docs, _ = make_docs(0, next_id)
+    kept = [d for d in docs if d.id in set(ids)]
+    assert [d.id for d in kept] == ids  # corpus order survives adds, removes and merges
+    fresh = Index.from_embeddings(kept, np.stack([vector_of(d.id) for d in kept]), tmp_path / "fresh", model_entry)
+    tokenizer = lex.Tokenizer.of(lex.LexicalSettings())
+    reference = bm25s.BM25(k1=1.2, b=0.6, method="lucene")
+    reference.index([lex.doc_tokens(d, tokenizer, lex.LexicalSettings()) for d in kept], show_progress=False)
+    for query in ["w3x1 w3x7", "w0x2 w11x24 w5x5 w5x5", "p17 w2x3", "nothing"]:
+        scores = index.snapshot.lexical.scores(query)
+        np.testing.assert_allclose(scores, fresh.snapshot.lexical.scores(query), rtol=1e-6, atol=1e-7)
+        if tokenizer(query):
+            np.testing.assert_allclose(scores, reference.get_scores(tokenizer(query)), rtol=1e-5, atol=1e-6)
+    for seed in ("p5", "p81", "p999"):
+        query = vector_of(seed)[None, :]
+        assert same_rows(index.snapshot.dense(query, 15), fresh.snapshot.dense(query, 15))
+        assert same_hits(index.search("w3x1", 15, mode="lexical"), fresh.search("w3x1", 15, mode="lexical"))
+        assert same_hits(index.search("w4x4", 10, filters=["year>=2003"], mode="lexical"),
+                         fresh.search("w4x4", 10, filters=["year>=2003"], mode="lexical"))
+        allowed = index.snapshot.allowed_rows([__import__("embedsearch").filters.Filter.parse("year<=2002")])
+        assert same_rows(index.snapshot.dense(query, 5, allowed=allowed), fresh.snapshot.dense(query, 5, allowed=allowed))
+    index.compact()
+    assert len(index.snapshot.segments) == 1 and index.info()["deleted"] == 0
+    assert same_rows(index.snapshot.dense(vector_of("p5")[None, :], 15), fresh.snapshot.dense(vector_of("p5")[None, :], 15))
+    np.testing.assert_allclose(index.snapshot.lexical.scores("w3x1 w3x7"), fresh.snapshot.lexical.scores("w3x1 w3x7"), rtol=1e-6)
+
+
+def test_hybrid_search_and_topics_on_segments_equal_one_segment(bundled_index, bundled_docs, tmp_path):
+    vectors = np.asarray(bundled_index.embeddings)
+    entry = bundled_index.manifest["model"]
+    split = Index.from_embeddings(bundled_docs[:30], vectors[:30], tmp_path / "split", entry, storage=NO_MERGES)
+    split.add_embedded(bundled_docs[30:50], vectors[30:50])
+    split.add_embedded(bundled_docs[50:], vectors[50:])
+    split.remove([bundled_docs[3].id, bundled_docs[40].id])
+    keep = [i for i in range(57) if i not in (3, 40)]
+    whole = Index.from_embeddings([bundled_docs[i] for i in keep], vectors[keep], tmp_path / "whole", entry)
+    assert len(split.snapshot.segments) == 3
+    for query in ["discrete diffusion language models", "robot manipulation policies"]:
+        assert same_hits(split.search(query, 8), whole.search(query, 8))
+    assert same_hits(split.similar(bundled_docs[10].id, 5), whole.similar(bundled_docs[10].id, 5))
+    assert split.topics().assignments == whole.topics().assignments
+
+
+def test_duplicates_across_segments_and_after_removal(tmp_path, model_entry):
+    from embedsearch import Document
+
+    index = new_index(tmp_path / "idx", model_entry, 40)
+    original = index.documents.get([index.documents.row_of["p7"]])[0]
+    index.add_embedded([Document("copy", original.text)], vector_of("p7")[None, :])
+    groups = index.duplicates().groups
+    assert [(g.kept, g.absorbed) for g in groups] == [("p7", ("copy",))]
+    assert [(g.kept, g.absorbed) for g in index.duplicates(of=["copy"]).groups] == [("p7", ("copy",))]
+    assert index.duplicates(of=["p3", "p20"]).groups == ()
+    index.remove(["copy"])
+    assert index.duplicates().groups == ()
+
+
+def test_cli_add_checks_the_new_abstracts_for_duplicates(index_copy, bundled_docs, tmp_path):
+    original = bundled_docs[9]
+    source = tmp_path / "new.jsonl"
+    source.write_text(json.dumps({"id": "resubmitted", "abstract": original.text.replace(". ", ". Indeed, ", 1)})
+                      + "\n" + json.dumps({"id": "fresh", "abstract": "Coral reef bleaching under ocean warming."}) + "\n")
+    result = run_cli("add", str(source), "--index", str(index_copy.path), "--check-duplicates", "--json", check=True)
+    groups = json.loads(result.stdout)["groups"]
+    assert [(g["kept"], g["members"]) for g in groups] == [(original.id, [original.id, "resubmitted"])]
+
+
+# readers see one generation ----------------------------------------------------------------------------------
+def test_an_open_index_keeps_its_generation_until_refresh(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 30)
+    other = Index.load(index.path)
+    other.add_embedded(*make_docs(30, 3))
+    assert len(index) == 30 and index.has_newer() and "p31" not in index.documents.row_of
+    assert index.search("p31", 3, mode="lexical") == []
+    index.refresh()
+    assert len(index) == 33 and not index.has_newer() and index.search("p31", 1, mode="lexical")[0].id == "p31"
+
+
+def test_a_reader_process_sees_consistent_answers_during_20_commits(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 200)
+    reader = subprocess.Popen([sys.executable, WORKER, "read", str(index.path), "25"], stdout=subprocess.PIPE,
+                              text=True, cwd=REPO)
+    time.sleep(3)
+    for commit in range(20):
+        if commit % 4 == 3:
+            index.remove([f"p{commit}", f"p{commit + 100}"])
+        else:
+            index.add_embedded(*make_docs(1_000 + 10 * commit, 10))
+    out, _ = reader.communicate(timeout=120)
+    assert out.startswith("ok "), out
+    checks, generations = map(int, out.split()[1:3])
+    assert checks > 20 and generations > 3, out
+
+
+# writers: the lock, concurrency, crashes -------------------------------------------------------------------------
+def test_four_writer_processes_lose_nothing(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    writers = [subprocess.Popen([sys.executable, WORKER, "add", str(index.path), str(1_000 + 250 * w), "250", "50"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+               for w in range(4)]
+    for process in writers:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        assert out.count("committed") == 5
+    assert set(live_ids(index)) == {f"p{i}" for i in range(10)} | {f"p{i}" for i in range(1_000, 2_000)}
+    assert index.check(deep=True) == []
+
+
+def test_second_writer_fails_fast_or_waits_and_a_dead_holder_frees_the_lock(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    holder = subprocess.Popen([sys.executable, WORKER, "hold", str(index.path), "60"], stdout=subprocess.PIPE,
+                              text=True, cwd=REPO)
+    assert holder.stdout.readline().strip() == "holding"
+    before = files_of(index.path)
+    refused = run_cli("remove", "p1", "--index", str(index.path), "--no-wait")
+    assert refused.returncode == 2 and f"pid {holder.pid}" in refused.stderr and "a test" in refused.stderr
+    assert files_of(index.path) == before
+    waiting = subprocess.Popen([sys.executable, "-m", "embedsearch", "remove", "p1", "--index", str(index.path)],
+                               stderr=subprocess.PIPE, text=True, cwd=REPO)
+    time.sleep(4)
+    assert waiting.poll() is None  # still waiting for the holder
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    _, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0 and "waiting for pid" in err and "removed 1 documents" in err
+    assert "p1" not in live_ids(index)
+
+
+def test_writers_killed_at_random_points_never_corrupt_or_lose_a_commit(tmp_path, model_entry):
+    often = StoreSettings(merge=MergePolicy(segments_per_tier=2, floor_rows=5), grace_seconds=0)
+    index = new_index(tmp_path / "idx", model_entry, 20, often)
+    rng = random.Random(11)
+    committed: set[str] = {f"p{i}" for i in range(20)}
+    attempted = set(committed)
+    start = 100
+    for kill in range(20):
+        worker = subprocess.Popen([sys.executable, WORKER, "add", str(index.path), str(start), "60", "2"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
+        assert worker.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.1, 1.4))
+        worker.send_signal(signal.SIGKILL)
+        out, _ = worker.communicate()
+        attempted |= {f"p{i}" for i in range(start, start + 60)}
+        for line in out.splitlines():
+            first, last = map(int, line.split()[1:])
+            committed |= {f"p{i}" for i in range(first, last + 1)}
+        start += 60
+        reopened = Index.load(index.path)
+        assert reopened.check(deep=True) == [], f"kill {kill}"
+        present = set(reopened.documents.ids)
+        assert committed <= present <= attempted, f"kill {kill}"
+    assert len(committed) > 40  # the kills landed both between and inside commits
+
+
+# damage and bad input ----------------------------------------------------------------------------------------
+def segment_file(index: Index, name: str) -> Path:
+    return index.snapshot.segments[-1].folder / name
+
+
+@pytest.mark.parametrize("damage, phrase, writers_see_it", [
+    (lambda i: os.truncate(segment_file(i, "embeddings.npy"), 100), "embeddings.npy", True),
+    (lambda i: segment_file(i, "lexical/tf.npy").write_bytes(segment_file(i, "lexical/tf.npy").read_bytes()[:-4]
+                                                            + b"\x00\x00\x80\x7f"), "tf.npy", False),
+    (lambda i: __import__("shutil").rmtree(i.snapshot.segments[-1].folder), "segment missing", True),
+    (lambda i: (i.path / "generations" / "2.json").write_text("{"), "2.json", True),
+], ids=["truncated", "flipped-same-size", "segment-missing", "garbled-generation"])
+def test_a_damaged_segment_is_one_line_and_exit_3(tmp_path, model_entry, damage, phrase, writers_see_it):
+    index = new_index(tmp_path / "idx", model_entry, 20)
+    index.add_embedded(*make_docs(20, 5))
+    damage(index)
+    before = files_of(index.path)
+    checked = run_cli("check", "--index", str(index.path))
+    assert checked.returncode == 3 and phrase in checked.stderr and "Traceback" not in checked.stderr
+    # writers compare sizes before building on a generation; bytes flipped in place are found by check's hashes
+    for args in (["remove", "p2"], ["compact"]) if writers_see_it else ():
+        result = run_cli(*args, "--index", str(index.path))
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 3 and len(lines) == 1 and phrase in lines[0], result.stderr
+    assert files_of(index.path) == before
+
+
+def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    index.remove(["p4"])
+    before = files_of(index.path)
+    again = run_cli("remove", "p4", "--index", str(index.path))
+    assert again.returncode == 2 and "no document with id 'p4'" in again.stderr
+    existing = tmp_path / "old.jsonl"
+    existing.write_text(json.dumps({"id": "p5", "abstract": "w1x1 w1x2"}) + "\n")
+    clash = run_cli("add", str(existing), "--index", str(index.path))
+    assert clash.returncode == 2 and "'p5' is already in" in clash.stderr
+    assert files_of(index.path) == before
+
+
+def test_format_1_indexes_are_upgraded_in_place_without_re_embedding(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 30)
+    expected = index.search("w2x2 w2x5", 5, mode="lexical"), index.snapshot.dense(vector_of("p2")[None, :], 5)
+    old = tmp_path / "old"
+    old.mkdir()
+    segment = index.snapshot.segments[0].folder
+    for name in ("documents.jsonl", "documents.offsets.npy", "ids.json", "embeddings.npy", "vectors.faiss",
+                 "metadata.parquet"):
+        (old / name).write_bytes((segment / name).read_bytes())
+    manifest = {k: v for k, v in index.root.items() if k != "store"}
+    (old / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1, "documents": 30}))
+    refused = run_cli("search", "w2x2", "--index", str(old))
+    assert refused.returncode == 2 and "embedsearch upgrade" in refused.stderr
+    embeddings = (old / "embeddings.npy").read_bytes()
+    run_cli("upgrade", "--index", str(old), check=True)
+    upgraded = Index.load(old)
+    assert same_hits(upgraded.search("w2x2 w2x5", 5, mode="lexical"), expected[0])
+    assert same_rows(upgraded.snapshot.dense(vector_of("p2")[None, :], 5), expected[1])
+    assert upgraded.snapshot.segments[0].embeddings.tobytes() == np.load(segment / "embeddings.npy").tobytes()
+    assert (upgraded.snapshot.segments[0].folder / "embeddings.npy").read_bytes() == embeddings
+    assert not (old / "documents.jsonl").exists() and upgraded.check(deep=True) == []
