@@ -1,8 +1,6 @@
-"""``Index``: the facade over corpus, embedding, storage and search. Build it with a classmethod.
-
-An ``Index`` reads one generation of the folder at a time (its snapshot): results never mix two
-versions. ``refresh()`` moves to the newest generation; ``add``, ``remove`` and ``compact`` commit a
-new one under the writer lock and move to it."""
+"""``Index``: the facade over corpus, embedding, storage and search. Build it with a classmethod. It reads
+one generation at a time (its snapshot), so results never mix two versions; ``refresh()`` moves to the
+newest; ``add``, ``remove`` and ``compact`` commit a new one under the writer lock and move to it."""
 
 from __future__ import annotations
 
@@ -44,7 +42,6 @@ class Index:
         self.snapshot = Snapshot(self.path, root, gen.newest(self.path) if generation is None else generation)
         self.skipped: list[Problem] = []
 
-    # construction -------------------------------------------------------------------------------
     @classmethod
     def build(cls, documents: Iterable[Document], path: str | Path, model: str = DEFAULT_MODEL,
               embed: EmbedSettings | None = None, vectors: vec.VectorSettings = vec.VectorSettings(),
@@ -73,9 +70,8 @@ class Index:
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
                         model: dict[str, Any], vectors: vec.VectorSettings = vec.VectorSettings(),
                         **options: Any) -> "Index":
-        """Write an index from vectors computed elsewhere (a distributed job, another cache), as one segment.
-        ``model`` is the manifest entry of the model that made them (``Embedder.manifest_entry()``); the
-        options are ``from_batches``'s."""
+        """Write an index from vectors made elsewhere, as one segment; ``model`` is the manifest entry of the
+        model that made them (``Embedder.manifest_entry()``), the options are ``from_batches``'s."""
         documents = list(documents)
         if embeddings.shape[0] != len(documents):
             raise InputError(f"{embeddings.shape[0]} vectors for {len(documents)} documents")
@@ -100,12 +96,19 @@ class Index:
                      fields: FieldMap = FieldMap(), skip_invalid: bool = False, **build: Any) -> "Index":
         """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``.
         A first pass validates every record (a bad line fails before the model loads) and counts them; the
-        second streams them into segments, so memory holds one segment of documents, not the corpus."""
+        second streams them into segments, so memory holds one segment of documents, not the corpus. With
+        ``ray=``, workers read the files and write the segments (``distributed_build``)."""
         path = store.check_target(path, sources)
-        total = sum(1 for _ in iter_sources(sources, fields, skip_invalid, []))
         skipped: list[Problem] = []
-        stream = iter_sources(sources, fields, skip_invalid, skipped)
-        index = cls.build(stream, path, sources=[str(s) for s in sources], total=total, **build)
+        if build.get("ray") is not None:
+            from .distributed_build import from_sources
+
+            skipped = from_sources([Path(s) for s in sources], path, fields, skip_invalid, **build)
+            index = cls.load(path)
+        else:
+            total = sum(1 for _ in iter_sources(sources, fields, skip_invalid, []))
+            index = cls.build(iter_sources(sources, fields, skip_invalid, skipped), path,
+                              sources=[str(s) for s in sources], total=total, **build)
         index.skipped = skipped
         return index
 
@@ -134,7 +137,6 @@ class Index:
                 pass  # an older or damaged copy of package data: rebuild it (embeddings come from the cache)
         return cls.from_sources(bundled_sources(), path, progress=progress)
 
-    # the generation read ----------------------------------------------------------------------------
     @property
     def generation(self) -> int:
         return self.snapshot.number
@@ -161,7 +163,6 @@ class Index:
     def embeddings(self):
         return self.snapshot.embeddings
 
-    # queries ------------------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.snapshot)
 
@@ -263,7 +264,6 @@ class Index:
                 f"{self.model_name!r}; rebuild one of them with the other's --model")
         return find_duplicates_against(self.snapshot, against.snapshot, settings)
 
-    # changes ------------------------------------------------------------------------------------
     def add(self, documents: Iterable[Document], progress: bool = False, wait: bool = True) -> "Index":
         """Append documents as a new segment, embedding only them (``writer.embed_new``); ids live in the
         index are an error."""

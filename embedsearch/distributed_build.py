@@ -1,0 +1,99 @@
+"""Building an index on a Ray cluster without the driver ever holding the texts.
+
+Two rounds of Ray tasks, one task per corpus file (a source shard): the first reads and validates its
+file on a worker and returns only the ids (so duplicates across files are found, and named, before any
+embedding); the second reads the file again, embeds it and writes its documents as whole segments
+straight into the new index folder, which must be on storage every node can reach. The driver then
+commits generation 1 and swaps the folder in; a failed task leaves nothing behind.
+
+Each worker process loads the model once (``embed.load_model`` keeps it) and embeds through the
+embedding cache of its own node (``EMBEDSEARCH_CACHE_DIR`` there: a SQLite file per model that the
+node's worker processes share under SQLite's own locking), so a rebuild on the same nodes embeds only
+texts they have not seen. Segments hold at most ``StoreSettings.segment_rows`` documents and take the
+vector index their size calls for (HNSW from 50,000 documents), so no quantizer is shared between
+workers; ``embedsearch compact`` merges them later if one IVF index is wanted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .corpus import FieldMap, Problem, iter_sources
+from .errors import InputError
+
+
+def read_ids(source: str, fields: dict, skip_invalid: bool) -> tuple[list[str], list[str]]:
+    """On a worker: every id of one corpus file (validating it) and the records skipped."""
+    skipped: list[Problem] = []
+    ids = [doc.id for doc in iter_sources([source], FieldMap(**fields), skip_invalid, skipped)]
+    return ids, [str(p) for p in skipped]
+
+
+def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, manifest: dict,
+                   segment_rows: int) -> list[dict[str, Any]]:
+    """On a worker: embed one corpus file and write it as segments under ``root``; returns their entries."""
+    import torch
+
+    from . import lexical as lex
+    from .embed import EmbedSettings, Embedder
+    from .store import segment as seg
+    from .writer import chunks
+
+    torch.set_num_threads(1)
+    embedder = Embedder(EmbedSettings(**manifest["model"]["settings"]))
+    lexical = lex.LexicalSettings(**manifest["lexical"])
+    entries = []
+    for part in chunks(iter_sources([source], FieldMap(**fields), skip_invalid, []), segment_rows):
+        matrix = embedder.embed([d.embed_text for d in part])
+        entries.append(seg.write(Path(root), part, matrix, seg.vector_writer(manifest, [], matrix), lexical))
+    return entries
+
+
+def from_sources(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, ray, embed=None,
+                 storage=None, progress: bool = False, **settings: Any) -> list[Problem]:
+    """``Index.from_sources`` with ``ray=``: the manifest from the settings given, then ``build``."""
+    from . import lexical as lex
+    from . import store
+    from . import vectors as vec
+    from .distributed import job_map
+    from .embed import EmbedSettings, Embedder
+    from .search import SearchSettings
+    from .writer import StoreSettings, export_query_encoder
+
+    embedder = Embedder(embed or EmbedSettings())
+    storage = storage or StoreSettings()
+    parts = {"vectors": vec.VectorSettings(), "lexical": lex.LexicalSettings(), "search": SearchSettings()}
+    parts.update({k: v for k, v in settings.items() if k in parts})
+    manifest = store.new_manifest(model=embedder.manifest_entry(), sources=[str(s) for s in sources],
+                                  store=asdict(storage), lexical=asdict(parts["lexical"]), search=asdict(parts["search"]),
+                                  index={"type": "segments", "ondisk": False, "settings": asdict(parts["vectors"])})
+    skipped = build(sources, target, fields, skip_invalid, manifest, storage.segment_rows, job_map(ray))
+    export_query_encoder(embedder)
+    return [Problem(*line.split(": ", 1)) if ": " in line else Problem(line, "") for line in skipped]
+
+
+def build(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, manifest: dict,
+          segment_rows: int, jobs) -> list[str]:
+    """Build ``target`` from ``sources`` through ``jobs`` (a ``RayMap``); returns the skipped records."""
+    from . import store
+    from .store import generation as gen
+
+    names = [str(Path(s).resolve()) for s in sources]
+    checked = list(jobs(read_ids, [(name, asdict(fields), skip_invalid) for name in names]))
+    seen: dict[str, str] = {}
+    for name, (ids, _) in zip(names, checked):
+        for doc_id in ids:
+            if doc_id in seen:
+                raise InputError(f"{name}: duplicate id {doc_id!r} (also in {seen[doc_id]}); ids must be unique")
+            seen[doc_id] = name
+    if not seen:
+        raise InputError("no valid documents in " + ", ".join(names))
+    with store.atomic_folder(target) as tmp:
+        (tmp / store.MANIFEST).write_text(store.json_text(manifest))
+        (tmp / store.LOCK).touch()
+        work = [(name, asdict(fields), skip_invalid, str(tmp), manifest, segment_rows) for name in names]
+        entries = [entry for written in jobs(write_segments, work) for entry in written]
+        gen.publish(tmp, {"segments": entries, "corpus_version": 1})
+    return [problem for _, skipped in checked for problem in skipped]
