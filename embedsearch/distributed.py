@@ -72,18 +72,28 @@ class EncodeActor:
     """One model per actor; each call embeds a batch of window strings with the local batch function."""
 
     def __init__(self, settings: dict, threads: int):
-        import torch
+        from .embed import Embedder
 
-        from .embed import load_model
-
-        torch.set_num_threads(max(1, threads))
         self.settings = EmbedSettings(**settings)
-        self.model = load_model(self.settings.model, self.settings.device)
+        if self.settings.model.startswith("hashing-"):
+            self.embedder = Embedder(self.settings)
+        else:
+            import torch
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            torch.set_num_threads(max(1, threads))
+            self.embedder = Embedder(self.settings)
+        self.fingerprint, self.dimension = self.embedder.fingerprint, self.embedder.dimension
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The ``Encoder`` protocol: window strings to vectors with the same batch function as the local path."""
         from .embed import encode_pieces
 
-        return {"row": batch["row"], "vector": encode_pieces(list(batch["text"]), self.model, self.settings)}
+        if self.embedder.hashing is not None:
+            return self.embedder.hashing.encode(texts)
+        return encode_pieces(list(texts), self.embedder.model, self.settings)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {"row": batch["row"], "vector": self.encode(list(batch["text"]))}
 
 
 def ray_encoder(settings: EmbedSettings, ray_settings: RaySettings = RaySettings()

@@ -37,6 +37,19 @@ class EmbedSettings:
     tail_weight: float = 0.25
     device: str | None = None  # None: the library picks (a GPU when there is one)
 
+    def __post_init__(self) -> None:
+        from .errors import InputError
+
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise InputError(f"model must name a sentence-transformers model or folder, got {self.model!r}")
+        if self.batch_size < 1:
+            raise InputError(f"batch_size must be at least 1, got {self.batch_size}; 32 suits a CPU")
+        if self.max_windows < 1:
+            raise InputError(f"max_windows must be at least 1 (1 = truncate at the model's window), "
+                             f"got {self.max_windows}")
+        if not 0 <= self.tail_weight <= 1:
+            raise InputError(f"tail_weight must be between 0 and 1 (0 = first window only), got {self.tail_weight}")
+
 
 def resolve_model(name: str) -> str:
     """Map the default model name to the copy shipped in site-packages; pass others through."""
@@ -57,6 +70,10 @@ def load_model(name: str, device: str | None = None) -> "SentenceTransformer":
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from sentence_transformers import SentenceTransformer
 
+    from .encoder import is_hashing
+
+    if is_hashing(name):
+        raise EmbedsearchError(f"{name!r} is the hashing test encoder, not a sentence-transformers model")
     path = resolve_model(name)
     _check_reachable(name, path)
     try:
@@ -170,13 +187,20 @@ class Embedder:
 
     def __init__(self, settings: EmbedSettings = EmbedSettings(), cache_dir: Path | None = None):
         from .cache import EmbeddingCache, default_cache_dir
+        from .encoder import HashingEncoder, is_hashing
 
         self.settings = settings
-        self.model = load_model(settings.model, settings.device)
-        self.info = model_info(self.model)
+        self.hashing = HashingEncoder(settings.model) if is_hashing(settings.model) else None
+        self.model = None if self.hashing else load_model(settings.model, settings.device)
+        self.info = self.hashing.info() if self.hashing else model_info(self.model)
         self.fingerprint = self.info["fingerprint"]
+        self.dimension = self.info["dimension"]
         self.cache = EmbeddingCache(cache_dir or default_cache_dir(), self.fingerprint, self.info["dimension"])
         self.computed = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The ``Encoder`` protocol: ``embed`` without progress reporting."""
+        return self.embed(texts)
 
     def manifest_entry(self) -> dict:
         return {"name": self.settings.model, **self.info, "settings": asdict(self.settings)}
@@ -187,6 +211,11 @@ class Embedder:
         ``encode`` computes the window strings missing from the cache (default: this process's model;
         ``distributed.ray_encoder`` runs the same batch function on a Ray cluster). ``computed`` counts
         the texts that needed the model."""
+        if self.hashing is not None:
+            self.computed += len(texts)
+            if progress:
+                progress(len(texts))
+            return self.hashing.encode(texts)
         encode = encode or (lambda pieces: encode_pieces(pieces, self.model, self.settings))
         out = np.zeros((len(texts), self.info["dimension"]), dtype=np.float32)
         for start in range(0, len(texts), chunk):

@@ -198,15 +198,13 @@ class Index:
                                               for f in filters])
         return [self._hits(ranked) for ranked in rank(self.snapshot, queries, k, settings, allowed)]
 
-    def similar(self, target: str, k: int = 10) -> list[Hit]:
-        """Papers related to a document of the index (by id, itself excluded) or to a new abstract's text."""
+    def similar(self, doc_id: str, k: int = 10) -> list[Hit]:
+        """Papers related to a document of the index, itself excluded (``similar_to_text`` for new text)."""
         _check_k(k)
-        row = self.documents.row_of.get(target)
-        if row is None and len(target.split()) < 3:
-            raise InputError(f"no document with id {target!r} in {self.path}; pass an abstract's text to "
-                             "compare new text, or check the id with `embedsearch search`")
+        row = self.documents.row_of.get(doc_id)
         if row is None:
-            return self.similar_to_text(target, k)
+            raise InputError(f"no document with id {doc_id!r} in {self.path}; for an abstract's text use "
+                             "`similar_to_text` (CLI: `similar --text`), or check the id with `embedsearch search`")
         query = np.asarray(self.embeddings[[row]], dtype=np.float32)
         return self._dense_hits(self.snapshot.dense(query, k, exclude=[row])[0])
 

@@ -107,6 +107,8 @@ class OnnxQueryEncoder:
         options.log_severity_level = 3
         self._session = onnxruntime.InferenceSession(str(folder / "model.onnx"), options,
                                                      providers=["CPUExecutionProvider"])
+        self.fingerprint = self.config["fingerprint"]
+        self.dimension = int(self._session.get_outputs()[0].shape[-1])
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         texts = [t.lower() for t in texts] if self.config["lowercase"] else list(texts)
@@ -136,8 +138,12 @@ class TorchQueryEncoder:
     def __init__(self, model: "SentenceTransformer", max_windows: int, tail_weight: float):
         from .embed import EmbedSettings
 
+        from .embed import model_info
+
         self.model = model
         self.settings = EmbedSettings(max_windows=max_windows, tail_weight=tail_weight)
+        info = model_info(model)
+        self.fingerprint, self.dimension = info["fingerprint"], info["dimension"]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         from .embed import embed_batch
@@ -148,6 +154,10 @@ class TorchQueryEncoder:
 @lru_cache(maxsize=4)
 def query_encoder(model_name: str, fingerprint: str, max_windows: int, tail_weight: float) -> QueryEncoder:
     """The fastest encoder that reproduces the index's vectors: the cached ONNX export, else torch."""
+    from .encoder import HashingEncoder, is_hashing
+
+    if is_hashing(model_name):
+        return HashingEncoder(model_name)
     folder = export_dir(fingerprint)
     if (folder / "config.json").exists():
         return OnnxQueryEncoder(folder, max_windows, tail_weight)

@@ -42,6 +42,10 @@ class SearchSettings:
             raise InputError(f"unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
         if not 0 <= self.dense_weight <= 1:
             raise InputError(f"dense_weight must be in [0, 1], got {self.dense_weight}")
+        if self.candidates < 1:
+            raise InputError(f"candidates must be at least 1, got {self.candidates}; 100 is the tuned depth")
+        if self.rrf_k < 1:
+            raise InputError(f"rrf_k must be at least 1, got {self.rrf_k}; 60 is the usual constant")
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,14 @@ class VectorSettings:
             raise InputError(f"unknown index type {self.index_type!r}; choose one of {', '.join(INDEX_TYPES)}")
         if self.ivf_codec not in IVF_CODECS:
             raise InputError(f"unknown IVF codec {self.ivf_codec!r}; choose one of {', '.join(IVF_CODECS)}")
+        positive = ("exact_below", "compress_above", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search", "nprobe",
+                    "train_sample", "shard_size", "sq_below")
+        for name in positive + tuple(n for n in ("ivf_lists", "pq_bytes") if getattr(self, n) is not None):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.exact_below > self.compress_above:
+            raise InputError(f"exact_below ({self.exact_below:,}) must not exceed compress_above "
+                             f"({self.compress_above:,}): exact search below one, compression from the other")
 
     def choose(self, n: int) -> str:
         if self.index_type != "auto":

@@ -275,4 +275,5 @@ def export_query_encoder(embedder) -> None:
     """Export the model for the fast query path (cached per model fingerprint)."""
     from .query_encoder import export_onnx
 
-    export_onnx(embedder.model, embedder.fingerprint)
+    if embedder.model is not None:
+        export_onnx(embedder.model, embedder.fingerprint)

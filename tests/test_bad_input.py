@@ -66,7 +66,7 @@ def write_jsonl(path: Path, rows) -> Path:
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad-input")
     corpus = write_jsonl(root / "papers.jsonl", ROWS)
-    run_cli("build", str(corpus), "--index", str(root / "idx"), check=True)
+    run_cli("build", str(corpus), "--index", str(root / "idx"), "--model", "hashing-384", check=True)
     return root / "idx"
 
 
@@ -109,11 +109,11 @@ def test_build_refuses_a_regular_file_as_index(tmp_path, corpus):
 
 
 def test_build_replaces_an_index_and_fills_an_empty_folder(tmp_path, corpus, copy):
-    run_cli("build", str(corpus), "--index", str(copy), check=True)
+    run_cli("build", str(corpus), "--index", str(copy), "--model", "hashing-384", check=True)
     assert json.loads(run_cli("info", "--index", str(copy), "--json", check=True).stdout)["documents"] == 2
     empty = tmp_path / "empty"
     empty.mkdir()
-    run_cli("build", str(corpus), "--index", str(empty), check=True)
+    run_cli("build", str(corpus), "--index", str(empty), "--model", "hashing-384", check=True)
     assert (empty / "manifest.json").exists()
 
 
@@ -278,7 +278,7 @@ def test_symlink_loop_and_empty_index_option(tmp_path, corpus):
 def test_jsonl_with_a_byte_order_mark_is_read_whole(tmp_path):
     source = tmp_path / "bom.jsonl"
     source.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in ROWS[:2]).encode())
-    run_cli("build", str(source), "--index", str(tmp_path / "i"), check=True)
+    run_cli("build", str(source), "--index", str(tmp_path / "i"), "--model", "hashing-384", check=True)
     from embedsearch import Index
 
     assert Index.load(tmp_path / "i").documents.ids == ["a", "b"]

@@ -51,7 +51,8 @@ def test_each_verdict_class_is_found_with_evidence(planted):
     drop = verdicts[frozenset((ids["b"], "dup-drop"))]
     assert drop.verdict == "near-identical" and drop.overlap > 0.9 and drop.passages
     reworded = verdicts[frozenset((ids["c"], "dup-reworded"))]
-    assert reworded.verdict in ("reworded", "near-identical")
+    assert reworded.verdict == "reworded" and reworded.overlap < DedupSettings().near_identical
+    assert {p.verdict for p in report.pairs} >= {"exact", "near-identical", "reworded"}
     assert len(reworded.passages) >= 1 and all(len(p.split()) >= 8 for p in reworded.passages)
 
 
@@ -68,6 +69,26 @@ def test_groups_keep_the_first_record_and_absorb_the_rest(planted):
     assert set(as_json["groups"][0]["pairs"][0]) == {"a", "b", "cosine", "overlap", "verdict", "passages"}
 
 
+def test_the_deduplicated_corpus_is_selected_and_written_with_its_metadata(planted, tmp_path):
+    index, _, _ = planted
+    report = index.duplicates()
+    planted_ids = {"dup-exact", "dup-numbers", "dup-drop", "dup-reworded"}
+    assert report.selected == tuple(i for i in index.documents.ids if i not in planted_ids)
+    assert report.duplicate_ratio == pytest.approx(4 / 61)
+    assert report.to_json()["kept"] == 57 and report.recut(threshold=0.95).selected == report.selected
+    out = tmp_path / "kept.jsonl"
+    result = run_cli("dedup", "--index", str(index.path), "--write-kept", str(out), check=True)
+    assert "wrote 57 of 61 records" in result.stderr and "6.6% were duplicates" in result.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == list(report.selected)
+    assert rows[0]["collection"] and rows[0]["text"] == index.documents.get([0])[0].text  # metadata kept
+    run_cli("build", str(out), "--index", str(tmp_path / "clean"), check=True)
+    again = run_cli("dedup", "--index", str(tmp_path / "clean"), "--json", check=True)
+    assert json.loads(again.stdout)["groups"] == [] and json.loads(again.stdout)["judged"] == 57
+    missing = run_cli("dedup", "--index", str(index.path), "--write-kept", str(tmp_path / "no" / "kept.jsonl"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
 def test_topical_neighbours_in_the_bundled_corpus_are_not_flagged(bundled_index):
     report = bundled_index.duplicates()
     assert report.groups == ()
@@ -79,7 +100,8 @@ def test_recut_changes_verdicts_without_recomputing(planted, monkeypatch):
     report = index.duplicates()
     import embedsearch.dedup.candidates as candidates
 
-    monkeypatch.setattr(candidates, "within", lambda *a: pytest.fail("recut must not search again"))
+    for searching in ("within", "neighbour_edges", "_score"):  # what finding or scoring candidates calls
+        monkeypatch.setattr(candidates, searching, lambda *a, **k: pytest.fail("recut must not search again"))
     strict = report.recut(min_overlap=1.0, near_identical=1.0, threshold=1.0)
     assert {frozenset((p.a, p.b)) for p in strict.pairs} == {frozenset((ids["a"], "dup-exact"))}
     loose = strict.recut(min_overlap=0.5)

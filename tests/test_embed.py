@@ -19,9 +19,20 @@ def test_long_text_tail_is_not_dropped(model):
     assert windowed @ topic > truncated @ topic + 0.05
 
 
-def test_fingerprint_is_stable(model):
-    assert model_fingerprint(model) == model_fingerprint(model)
+def test_fingerprint_is_stable_across_loads_and_changes_with_the_weights(model):
+    import copy
+
+    from sentence_transformers import SentenceTransformer
+
+    from embedsearch.embed import resolve_model
+
+    again = SentenceTransformer(resolve_model("all-MiniLM-L6-v2"), device="cpu")  # a second, separate load
+    assert again is not model and model_fingerprint(again) == model_fingerprint(model)
     assert len(model_fingerprint(model)) == 16
+    changed = copy.deepcopy(again)
+    with __import__("torch").no_grad():
+        next(changed.parameters())[0, 0] += 1e-3
+    assert model_fingerprint(changed) != model_fingerprint(model)
 
 
 def test_cache_means_a_text_is_embedded_once(tmp_path):

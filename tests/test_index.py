@@ -21,23 +21,31 @@ def test_search_finds_the_paper_about_the_query(bundled_index):
 def test_dense_scores_are_cosines_and_hybrid_hits_carry_them(bundled_index):
     query = bundled_index.encode([VLA])[0]
     for mode in ("dense", "hybrid"):
-        hit = bundled_index.search(VLA, 1, mode=mode)[0]
-        row = bundled_index.documents.row_of[hit.id]
-        assert hit.cosine == pytest.approx(float(bundled_index.embeddings[row] @ query), abs=1e-5)
-    assert bundled_index.search(VLA, 1, mode="dense")[0].score == hit.cosine
+        for hit in bundled_index.search(VLA, 5, mode=mode):
+            row = bundled_index.documents.row_of[hit.id]
+            assert hit.cosine == pytest.approx(float(bundled_index.embeddings[row] @ query), abs=1e-5)
+    dense = bundled_index.search(VLA, 5, mode="dense")
+    assert [h.score for h in dense] == [h.cosine for h in dense]
+    hybrid = bundled_index.search(VLA, 5, mode="hybrid")
+    assert all(h.bm25 is not None for h in hybrid) and [h.score for h in hybrid] != [h.cosine for h in hybrid]
 
 
-def test_similar_by_id_excludes_the_paper_itself(bundled_index):
+def test_similar_by_id_excludes_the_paper_itself_and_ranks_by_cosine(bundled_index):
     target = "001_d172d3709162399d:3"
     hits = bundled_index.similar(target, 5)
-    assert len(hits) == 5 and target not in [h.id for h in hits]
+    row = bundled_index.documents.row_of[target]
+    cosines = np.asarray(bundled_index.embeddings) @ np.asarray(bundled_index.embeddings[row])
+    cosines[row] = -1
+    assert [h.id for h in hits] == [bundled_index.documents.ids[r] for r in np.argsort(-cosines)[:5]]
 
 
-def test_similar_to_new_text_finds_the_same_paper(bundled_index, bundled_docs):
-    doc = bundled_docs[10]
-    assert bundled_index.similar(doc.text, 1)[0].id == doc.id
-    with pytest.raises(InputError, match="no document with id 'nope'"):
+def test_similar_takes_ids_and_similar_to_text_takes_text(bundled_index, bundled_docs):
+    for doc in (bundled_docs[10], bundled_docs[40]):
+        assert bundled_index.similar_to_text(doc.text, 1)[0].id == doc.id
+    with pytest.raises(InputError, match="no document with id 'nope'.*similar_to_text"):
         bundled_index.similar("nope")
+    with pytest.raises(InputError, match="no document with id"):
+        bundled_index.similar(bundled_docs[10].text)  # text is never taken for an id, whatever its length
 
 
 def test_search_many_matches_single_searches(bundled_index):
@@ -61,8 +69,13 @@ def test_add_and_remove_change_results_without_reembedding(index_copy, monkeypat
 
     import embedsearch.embed as embed
 
-    monkeypatch.setattr(embed, "encode_pieces", lambda *a, **k: pytest.fail("remove must not embed"))
+    from embedsearch.query_encoder import OnnxQueryEncoder
+
+    for name in ("encode_pieces", "load_model"):  # every way to embed: the model, or loading it
+        monkeypatch.setattr(embed, name, lambda *a, **k: pytest.fail("remove must not embed"))
+    monkeypatch.setattr(OnnxQueryEncoder, "encode", lambda *a, **k: pytest.fail("remove must not embed"))
     index_copy.remove(["new-1", "001_d172d3709162399d:3"])
+    monkeypatch.undo()
     reloaded = Index.load(index_copy.path)
     assert len(reloaded) == 56
     ids = {h.id for h in reloaded.search("marsupial optimizer underwater acoustics", 56)}
@@ -114,10 +127,19 @@ def test_model_mismatch_is_refused(index_copy):
         Index.load(index_copy.path).add([Document("z", "more text")])
 
 
-def test_hnsw_index_gives_the_same_answers_on_small_data(bundled_docs, bundled_index, tmp_path):
+def test_hnsw_index_finds_the_true_neighbours_of_20000_vectors(bundled_index, tmp_path):
+    from conftest import clustered
+
     from embedsearch import VectorSettings
 
-    hnsw = Index.build(bundled_docs, tmp_path / "h", vectors=VectorSettings(index_type="hnsw"))
+    x = clustered(20_000, d=384, centres=200)
+    docs = [Document(f"v{i}", f"vector {i}") for i in range(20_000)]
+    hnsw = Index.from_embeddings(docs, x, tmp_path / "h", bundled_index.manifest["model"],
+                                 VectorSettings(index_type="hnsw", hnsw_ef_search=64))
     assert hnsw.info()["index_type"] == "hnsw"
-    assert [h.id for h in hnsw.search(VLA, 5)] == [h.id for h in bundled_index.search(VLA, 5)]
-    np.testing.assert_allclose(hnsw.embeddings, bundled_index.embeddings)
+    queries = x[:200] + 0.05 * np.random.default_rng(1).normal(size=(200, 384)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    truth = np.argsort(-(queries @ x.T), axis=1)[:, :10]
+    found = [[r for r, _ in hits] for hits in hnsw.snapshot.dense(queries, 10)]
+    recall = np.mean([len(set(t) & set(f)) / 10 for t, f in zip(truth, found)])
+    assert 0.9 <= recall  # approximate search that still finds nine in ten true neighbours

@@ -7,11 +7,17 @@ from embedsearch import Index, IndexStoreError
 from embedsearch import store
 
 
-def test_round_trip_gives_identical_results(bundled_index):
-    again = Index.load(bundled_index.path)
+def test_a_moved_index_answers_the_same_in_a_fresh_process(bundled_index, tmp_path):
+    import shutil
+
+    from conftest import run_cli
+
+    moved = tmp_path / "moved"
+    shutil.copytree(bundled_index.path, moved)  # nothing on disk may point at the folder it was built in
     query = "discrete diffusion language models"
-    assert again.search(query, 5) == bundled_index.search(query, 5)
-    assert len(again) == 57 and again.info()["documents"] == 57
+    out = run_cli("search", query, "--index", str(moved), "-k", "5", "--json", check=True).stdout
+    assert [(h["id"], h["score"]) for h in map(json.loads, out.splitlines())] == \
+        [(h.id, round(h.score, 6)) for h in bundled_index.search(query, 5)]
 
 
 def test_folder_uses_open_formats_only(bundled_index):

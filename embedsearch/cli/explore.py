@@ -9,9 +9,15 @@ from typing import Optional
 
 import typer
 
+from ..dedup.report import DedupSettings
 from ..errors import InputError
+from ..topics.cluster import TopicSettings
+from ..topics.maps import MAX_POINTS
 from .app import (EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index,
                   ray_settings, writable_file)
+
+
+_DEDUP, _TOPICS = DedupSettings(), TopicSettings()
 
 
 def _open_against(path: Path, like, scratch: Path, skip_invalid: bool):
@@ -33,15 +39,18 @@ def _open_against(path: Path, like, scratch: Path, skip_invalid: bool):
 def dedup(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt,
           csv_file: Optional[Path] = typer.Option(None, "--csv", help="Also write every flagged pair to this CSV."),
           threshold: Optional[float] = typer.Option(None, "--threshold",
-                                                    help="Cosine that alone makes a duplicate (default 0.93)."),
+                                                    help=f"Cosine that alone makes a duplicate (default {_DEDUP.threshold})."),
           min_cosine: Optional[float] = typer.Option(None, "--min-cosine",
-                                                     help="Cosine needed before overlap counts (default 0.70)."),
+                                                     help=f"Cosine needed before overlap counts (default {_DEDUP.min_cosine})."),
           min_overlap: Optional[float] = typer.Option(None, "--min-overlap",
-                                                      help="Shared word 5-grams, of the shorter (default 0.60)."),
+                                                      help=f"Shared word 5-grams, of the shorter (default {_DEDUP.min_overlap})."),
           against: Optional[Path] = typer.Option(None, "--against",
                                                  help="Existing corpus (index folder or corpus file) to check against."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid",
                                             help="Skip bad records of an --against corpus file and report them."),
+          write_kept: Optional[Path] = typer.Option(None, "--write-kept",
+                                                    help="Write the deduplicated corpus (every record not absorbed, "
+                                                         "with its metadata) to this JSONL file."),
           engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
     """Groups of near-duplicate abstracts, with evidence and which record is kept."""
     from ..dedup import DedupSettings
@@ -49,14 +58,17 @@ def dedup(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt,
     given = {"threshold": threshold, "min_cosine": min_cosine, "min_overlap": min_overlap}
     settings = DedupSettings(**{k: v for k, v in given.items() if v is not None})
     ray = ray_settings(engine, ray_address)
-    if csv_file is not None:
-        writable_file(csv_file, "--csv")
+    for option, value in (("--csv", csv_file), ("--write-kept", write_kept)):
+        if value is not None:
+            writable_file(value, option)
     idx = open_index(index)
     with tempfile.TemporaryDirectory(prefix="embedsearch-against-") as scratch:
         reference = _open_against(against, idx, Path(scratch), skip_invalid) if against else None
         report = idx.duplicates(settings, against=reference, ray=ray)
     if csv_file is not None:
         _write_pairs_csv(report, csv_file)
+    if write_kept is not None:
+        _write_kept(report, idx, write_kept)
     print_report(report, as_json, f"no near-duplicates among {len(idx)} abstracts", bool(against))
 
 
@@ -85,8 +97,8 @@ def _topic_settings(min_size, seed, assign_outliers, sample):
 
 
 MinSizeOpt = typer.Option(None, "--min-size", help="Smallest topic (default scales with corpus size).")
-SeedOpt = typer.Option(42, "--seed", help="Random seed: same index + seed gives identical topics.")
-SampleOpt = typer.Option(50_000, "--sample", help="Fit on at most this many papers; assign the rest.")
+SeedOpt = typer.Option(_TOPICS.seed, "--seed", help="Random seed: same index + seed gives identical topics.")
+SampleOpt = typer.Option(_TOPICS.sample, "--sample", help="Fit on at most this many papers; assign the rest.")
 RefitOpt = typer.Option(False, "--refit", help="Fit again instead of placing papers added since the last fit "
                                                 "into its topics (labels then may change).")
 
@@ -140,7 +152,7 @@ def map_(index: Optional[str] = IndexOpt, out: Path = typer.Option(Path("map.htm
          level: int = typer.Option(0, "--level", min=0), sample: int = SampleOpt, refit: bool = RefitOpt,
          engine: str = EngineOpt,
          ray_address: Optional[str] = RayAddressOpt,
-         max_points: int = typer.Option(20_000, "--max-points",
+         max_points: int = typer.Option(MAX_POINTS, "--max-points",
                                         help="Draw at most about this many papers on the page (a sample keeping "
                                              "each topic's share); the PNG draws all.")) -> None:
     """An interactive, self-contained HTML topic map (works offline); --png adds a static image."""
@@ -157,6 +169,22 @@ def map_(index: Optional[str] = IndexOpt, out: Path = typer.Option(Path("map.htm
     if png:
         written.append(write_png(model, out.with_suffix(".png"), title, level))
     typer.echo("wrote " + " and ".join(str(p) for p in written), err=True)
+
+
+def _write_kept(report, idx, path: Path) -> None:
+    """The records the report keeps, in corpus order, as JSONL that ``build`` reads back (metadata as fields)."""
+    import os
+
+    rows = [idx.documents.row_of[i] for i in report.selected]
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for start in range(0, len(rows), 10_000):
+            for doc in idx.documents.get(rows[start:start + 10_000]):
+                record = {**doc.metadata, "id": doc.id, "title": doc.title, "text": doc.text}
+                fh.write(json.dumps({k: v for k, v in record.items() if v is not None}, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    typer.echo(f"wrote {len(rows)} of {len(report.ids)} records to {path} "
+               f"({report.duplicate_ratio:.1%} were duplicates)", err=True)
 
 
 def _write_pairs_csv(report, path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from ..embed import EmbedSettings
 from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, open_index, ray_settings
 
 
@@ -30,12 +31,12 @@ def _report_skipped(skipped) -> None:
 @friendly
 def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (seed format), .jsonl, .csv, .parquet."),
           index: str = typer.Option(..., "--index", "-i", help="Index folder to create or replace."),
-          model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="sentence-transformers name or path."),
+          model: str = typer.Option(EmbedSettings().model, "--model", help="sentence-transformers name or path."),
           id_field: Optional[str] = typer.Option(None, "--id-field"),
           title_field: Optional[str] = typer.Option(None, "--title-field"),
           text_field: Optional[str] = typer.Option(None, "--text-field"),
           index_type: str = typer.Option("auto", "--index-type", help="auto, flat, hnsw or ivfpq."),
-          max_windows: int = typer.Option(8, "--max-windows", min=1,
+          max_windows: int = typer.Option(EmbedSettings().max_windows, "--max-windows", min=1,
                                           help="Windows averaged per long abstract (1 = truncate)."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them."),
           engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt,

@@ -42,8 +42,9 @@ class DedupSettings:
             value = getattr(self, name)
             if not 0 <= value <= 1:
                 raise InputError(f"{name.replace('_', '-')} must be between 0 and 1, got {value}")
-        if self.rows_per_job < 1:
-            raise InputError(f"rows_per_job must be at least 1, got {self.rows_per_job}")
+        for name in ("rows_per_job", "neighbours", "shingle"):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.neighbours < 1:
             raise InputError(f"neighbours must be at least 1, got {self.neighbours}")
 
@@ -106,27 +107,42 @@ class DuplicateGroup:
 
 @dataclass(frozen=True)
 class DuplicateReport:
-    """Duplicate groups with their evidence; ``recut`` applies other thresholds to the same candidates."""
+    """Duplicate groups with their evidence; ``recut`` applies other thresholds to the same candidates.
+    ``ids`` are the records judged (the index's, or the new ones checked against an existing corpus), in
+    order, so ``selected`` (the deduplicated set) and ``duplicate_ratio`` can be given."""
 
     settings: DedupSettings
     candidates: tuple[Candidate, ...] = field(repr=False)
     groups: tuple[DuplicateGroup, ...] = ()
+    ids: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
-    def from_candidates(cls, candidates: Sequence[Candidate], settings: DedupSettings) -> "DuplicateReport":
+    def from_candidates(cls, candidates: Sequence[Candidate], settings: DedupSettings,
+                        ids: Sequence[str] = ()) -> "DuplicateReport":
         edges = []
         for c in candidates:
             verdict = settings.verdict(c.cosine, c.overlap, c.exact)
             if verdict is not None:
                 edges.append((c.a_order, c.b_order, DuplicatePair(c.a, c.b, c.cosine, c.overlap, verdict, c.passages)))
-        return cls(settings, tuple(candidates), _groups(edges))
+        return cls(settings, tuple(candidates), _groups(edges), tuple(ids))
 
     def recut(self, **changes: Any) -> "DuplicateReport":
         """The same candidates judged with other settings (``threshold``, ``min_overlap``...), nothing recomputed."""
         settings = replace(self.settings, **changes)
         if settings.floor < self.settings.floor or settings.neighbours != self.settings.neighbours:
             raise InputError("floor and neighbours decide which candidates exist; run dedup again to change them")
-        return DuplicateReport.from_candidates(self.candidates, settings)
+        return DuplicateReport.from_candidates(self.candidates, settings, self.ids)
+
+    @property
+    def selected(self) -> tuple[str, ...]:
+        """The ids to keep, in order: every record judged that no group absorbed (singletons included)."""
+        absorbed = {i for g in self.groups for i in g.absorbed}
+        return tuple(i for i in self.ids if i not in absorbed)
+
+    @property
+    def duplicate_ratio(self) -> float:
+        """The share of the records judged that duplicate another (0 when none were judged)."""
+        return 1 - len(self.selected) / len(self.ids) if self.ids else 0.0
 
     @property
     def pairs(self) -> list[DuplicatePair]:
@@ -137,7 +153,8 @@ class DuplicateReport:
         return {g.kept: g.absorbed for g in self.groups}
 
     def to_json(self) -> dict[str, Any]:
-        return {"groups": [g.to_json() for g in self.groups]}
+        return {"groups": [g.to_json() for g in self.groups], "judged": len(self.ids), "kept": len(self.selected),
+                "duplicate_ratio": round(self.duplicate_ratio, 6)}
 
 
 def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]]) -> tuple[DuplicateGroup, ...]:

@@ -39,6 +39,12 @@ class TopicSettings:
             raise InputError(f"the topic sample must hold at least {MIN_DOCUMENTS * 4} documents, got {self.sample}")
         if self.min_size is not None and self.min_size < 2:
             raise InputError(f"--min-size must be at least 2, got {self.min_size}")
+        if self.min_samples is not None and self.min_samples < 1:
+            raise InputError(f"min_samples must be at least 1, got {self.min_samples}")
+        if self.neighbours is not None and self.neighbours < 2:
+            raise InputError(f"neighbours must be at least 2 (UMAP needs a neighbour graph), got {self.neighbours}")
+        if self.components < 2:
+            raise InputError(f"components must be at least 2 (5 is the default), got {self.components}")
 
     def resolve(self, n: int) -> "TopicSettings":
         """Concrete values for ``n`` documents (or the sample fitted on): small corpora get small topics,
