@@ -63,6 +63,8 @@ def read(path: str, seconds: float) -> None:
     from embedsearch import Index
 
     index = Index.load(path)
+    index.search("w3x1", 1, mode="lexical")
+    print("ready", flush=True)
     query = vector_of("p999999")[None, :]
     checked, generations = 0, set()
     deadline = time.time() + seconds

@@ -198,10 +198,11 @@ def test_an_open_index_keeps_its_generation_until_refresh(tmp_path, model_entry)
 
 def test_a_reader_process_sees_consistent_answers_during_20_commits(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 200)
-    reader = subprocess.Popen([sys.executable, WORKER, "read", str(index.path), "25"], stdout=subprocess.PIPE,
+    reader = subprocess.Popen([sys.executable, WORKER, "read", str(index.path), "8"], stdout=subprocess.PIPE,
                               text=True, cwd=REPO)
-    time.sleep(3)
+    assert reader.stdout.readline().strip() == "ready"
     for commit in range(20):
+        time.sleep(0.2)  # commits spread over the reader's loop
         if commit % 4 == 3:
             index.remove([f"p{commit}", f"p{commit + 100}"])
         else:
