@@ -68,14 +68,14 @@ def resolve_model(name: str) -> str:
 def load_model(name: str, device: str | None = None) -> "SentenceTransformer":
     """Load a sentence-transformers model once per process."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from sentence_transformers import SentenceTransformer
-
     from .encoder import is_hashing
 
     if is_hashing(name):
         raise EmbedsearchError(f"{name!r} is the hashing test encoder, not a sentence-transformers model")
     path = resolve_model(name)
-    _check_reachable(name, path)
+    _check_reachable(name, path)  # before importing sentence-transformers (seconds): a missing model fails at once
+    from sentence_transformers import SentenceTransformer
+
     try:
         return SentenceTransformer(path, device=device)
     except (OSError, ValueError) as exc:

@@ -108,6 +108,7 @@ def test_output_piped_into_head_stops_quietly(bundled_index):
 def test_skip_invalid_reports_and_continues(built, tmp_path):
     root, _ = built
     (root / "bad.jsonl").write_text('{"id": "x", "text": "fine text here"}\n{"id": \n')
-    result = run_cli("build", str(root / "bad.jsonl"), "--index", str(tmp_path / "i"), "--skip-invalid")
+    result = run_cli("build", str(root / "bad.jsonl"), "--index", str(tmp_path / "i"), "--skip-invalid",
+                     "--model", "hashing-384")
     assert result.returncode == 0, result.stderr
     assert "skipped 1 invalid record" in result.stderr and "bad.jsonl:2" in result.stderr
