@@ -101,6 +101,19 @@ def test_results_persist_and_adds_keep_the_labels_until_a_refit(index_copy, monk
     assert carried.coordinates.shape == (57, 2) and sorted(carried.ids) == sorted(index_copy.documents.ids)
     refitted = index_copy.topics(refit=True)
     assert len(calls) == 4 and index_copy.topics() == refitted
+def test_a_level_the_fit_lacks_fails_before_anything_is_saved(index_copy, model):
+    import shutil
+
+    shutil.rmtree(index_copy.path / "topics", ignore_errors=True)
+    bound = TopicSettings().max_levels(len(index_copy))
+    assert len(model.levels) < bound  # a level inside the bound that this fit does not have
+    with pytest.raises(InputError, match=f"--level {len(model.levels)} does not exist; this model has levels"):
+        index_copy.topics(level=len(model.levels))  # found out only after fitting
+    with pytest.raises(InputError, match=f"at most {bound} levels"):
+        index_copy.topics(level=bound)  # found out before fitting
+    assert not (index_copy.path / "topics").exists()
+
+
 def test_assign_outliers_attaches_and_says_so(bundled_index, model):
     attached = bundled_index.topics(assign_outliers=True)
     assert attached.unassigned() == () and set(attached.attached) == set(model.unassigned())

@@ -46,6 +46,15 @@ class TopicSettings:
         if self.components < 2:
             raise InputError(f"components must be at least 2 (5 is the default), got {self.components}")
 
+    def max_levels(self, n: int) -> int:
+        """An upper bound on the levels a fit of ``n`` documents can have (a topic holds at least ``min_size``
+        papers and each level above halves the topics), so a ``--level`` past it fails before any fitting."""
+        resolved = self.resolve(n)
+        topics, levels = max(2, min(n, resolved.sample) // resolved.min_size), 1
+        while topics > 3:
+            topics, levels = max(2, topics // 2), levels + 1
+        return levels
+
     def resolve(self, n: int) -> "TopicSettings":
         """Concrete values for ``n`` documents (or the sample fitted on): small corpora get small topics,
         large ones larger."""

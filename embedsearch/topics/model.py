@@ -87,6 +87,9 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
     from .extend import extend
 
     resolved = settings.resolve(len(index))
+    if not 0 <= level < settings.max_levels(len(index)):
+        raise InputError(f"--level {level} does not exist; topics of {len(index)} documents have at most "
+                         f"{settings.max_levels(len(index))} levels (0 is the finest)")
     folder = index.path / FOLDER / _key(index, resolved)
     if (folder / "model.json").exists() and not refit:
         try:
