@@ -185,6 +185,23 @@ def test_cli_add_checks_the_new_abstracts_for_duplicates(index_copy, bundled_doc
     assert [(g["kept"], g["members"]) for g in groups] == [(original.id, [original.id, "resubmitted"])]
 
 
+def test_the_merge_policy_merges_small_neighbours_and_never_too_many_rows():
+    from types import SimpleNamespace
+
+    from embedsearch.store.compact import plan
+
+    def planned(rows, deleted=None, **policy):
+        entries = [{"rows": r, "deleted": (deleted or {}).get(i, 0)} for i, r in enumerate(rows)]
+        return plan(SimpleNamespace(generation={"segments": entries}), MergePolicy(**policy))
+
+    assert planned([100_000] + [1] * 7) == []  # seven small ones: not yet
+    assert planned([100_000] + [1] * 8) == [list(range(1, 9))]  # eight neighbours of one tier
+    assert planned([250_000] * 40) == [] and planned([250_000] * 40, max_merged_rows=2_000_000) == []
+    assert planned([250_000] * 8, max_merged_rows=2_000_000) == [list(range(8))]
+    assert planned([5_000, 10], deleted={0: 2_000}) == [[0]]  # over a quarter deleted: rewritten
+    assert planned([5_000, 10], deleted={0: 2_000}, max_merged_rows=1_000) == []
+
+
 # readers see one generation ----------------------------------------------------------------------------------
 def test_an_open_index_keeps_its_generation_until_refresh(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 30)

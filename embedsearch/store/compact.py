@@ -4,6 +4,8 @@ As Lucene's tiered merge policy: segments fall in tiers by live size (``tier_fac
 ``floor_rows``); once ``segments_per_tier`` neighbouring segments share a tier they are merged into one,
 so many small adds leave a handful of segments and each document is rewritten about once per tier.
 A segment whose deleted share passes ``max_deleted_share`` is rewritten without its deleted rows.
+No automatic merge writes more than ``max_merged_rows`` rows (a merge holds them in memory), so the
+40 segments of a 10M streamed build are left as they are; ``compact`` merges everything when asked.
 Merges keep corpus order (only neighbouring segments are merged) and never re-embed or re-tokenise."""
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class MergePolicy:
     tier_factor: int = 10
     floor_rows: int = 1_000
     max_deleted_share: float = 0.25
+    max_merged_rows: int = 1_000_000  # a merge holds its rows' vectors and postings in memory
 
     def __post_init__(self) -> None:
         if self.segments_per_tier < 2:
@@ -39,6 +42,8 @@ class MergePolicy:
             raise InputError("tier_factor must be at least 2 and floor_rows at least 1")
         if not 0 < self.max_deleted_share <= 1:
             raise InputError(f"max_deleted_share must be in (0, 1], got {self.max_deleted_share}")
+        if self.max_merged_rows < 1:
+            raise InputError(f"max_merged_rows must be at least 1, got {self.max_merged_rows}")
 
     def tier(self, live: int) -> int:
         return int(math.log(max(live, self.floor_rows) / self.floor_rows, self.tier_factor))
@@ -55,12 +60,13 @@ def plan(snapshot: Snapshot, policy: MergePolicy) -> list[list[int]]:
         if same:
             run.append(position)
             continue
-        if len(run) >= policy.segments_per_tier:
+        if len(run) >= policy.segments_per_tier and sum(live[p] for p in run) <= policy.max_merged_rows:
             groups.append(run)
         run = [position] if position < len(entries) else []
     merged = {p for g in groups for p in g}
     for position, entry in enumerate(entries):
-        if position not in merged and entry.get("deleted", 0) > policy.max_deleted_share * entry["rows"]:
+        if position not in merged and entry.get("deleted", 0) > policy.max_deleted_share * entry["rows"] \
+                and live[position] <= policy.max_merged_rows:
             groups.append([position])
     return sorted(groups)
 
