@@ -74,14 +74,14 @@ class EncodeActor:
     def __init__(self, settings: dict, threads: int):
         from .embed import Embedder
 
+        from .encoder import is_hashing
+
         self.settings = EmbedSettings(**settings)
-        if self.settings.model.startswith("hashing-"):
-            self.embedder = Embedder(self.settings)
-        else:
+        if not is_hashing(self.settings.model):
             import torch
 
             torch.set_num_threads(max(1, threads))
-            self.embedder = Embedder(self.settings)
+        self.embedder = Embedder(self.settings)
         self.fingerprint, self.dimension = self.embedder.fingerprint, self.embedder.dimension
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
