@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test,bench,ray]'
+	$(PY) -m pip install -q -e '.[serve,test,bench,ray]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -264,6 +264,15 @@ def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Docu
     return Document(str(doc_id).strip(), text.strip(), title, metadata)
 
 
+def parse_record(row: dict[str, Any], where: str, default_id: str = "") -> Document:
+    """One record as a file's records are read (id, title and text fields found by name, the rest kept as
+    metadata), or an ``InputError`` naming ``where``: for records that arrive outside a file (an API body)."""
+    try:
+        return _to_document(row, FieldMap(), default_id)
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return f"a boolean ({value})"

@@ -251,3 +251,4 @@ def _column_mask(condition: Filter, column) -> np.ndarray:
         return condition.mask(column.to_pylist())
     outcomes = np.append(condition.mask(encoded.dictionary.to_pylist()), condition.mask([None]))
     return outcomes[pc.fill_null(encoded.indices, -1).to_numpy()]
+

@@ -19,7 +19,7 @@ from . import writer
 from .corpus import Document, FieldMap, Problem, bundled_sources, iter_sources
 from .distributed import job_map
 from .embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
-from .errors import InputError, ModelMismatchError
+from .errors import InputError
 from .search import Hit, Ranked, SearchSettings, check_query, rank, to_hits
 from .store import generation as gen
 from .store.snapshot import Snapshot
@@ -245,24 +245,24 @@ class Index:
                    **overrides: Any) -> "DuplicateReport":
         """Near-duplicate groups inside this index, only those involving the documents ``of`` (just added ones:
         cost follows their number), or each abstract's matches in ``against`` (cross-set)."""
-        from .dedup import DedupSettings, find_duplicates, find_duplicates_against
+        from .dedup import DedupSettings, judge
 
-        settings = replace(settings or DedupSettings(), **overrides)
-        if len(self) == 0:
-            raise InputError(f"{self.path} is empty; add documents before looking for duplicates")
-        if against is None:
-            missing = [i for i in of or () if i not in self.documents.row_of]
-            if missing:
-                raise InputError(f"no document with id {missing[0]!r} in {self.path}")
-            rows = None if of is None else np.asarray([self.documents.row_of[i] for i in of], dtype=np.int64)
-            return find_duplicates(self.snapshot, settings, job_map(ray), rows)
-        if against.manifest["model"]["fingerprint"] != self.manifest["model"]["fingerprint"]:
-            raise ModelMismatchError(
-                f"{against.path} was built with model {against.model_name!r} and {self.path} with "
-                f"{self.model_name!r}; rebuild one of them with the other's --model")
-        return find_duplicates_against(self.snapshot, against.snapshot, settings)
+        return judge(self.snapshot, replace(settings or DedupSettings(), **overrides), job_map(ray),
+                     None if against is None else against.snapshot, of)
 
-    def add(self, documents: Iterable[Document], progress: bool = False, wait: bool = True) -> "Index":
+    def check_duplicates(self, documents: Sequence[Document], settings: "DedupSettings | None" = None,
+                         **overrides: Any) -> "DuplicateReport":
+        """Each new abstract's matches in this index, judged as ``duplicates(against=)`` judges them (a group
+        keeps the indexed record); nothing is added. For a submission system checking one abstract at a time."""
+        from .dedup import DedupSettings, find_duplicates_against
+        from .dedup.pending import Pending
+
+        documents = list(documents)
+        check_unique(documents)
+        pending = Pending(documents, self.encode([d.embed_text for d in documents]))
+        return find_duplicates_against(pending, self.snapshot, replace(settings or DedupSettings(), **overrides))
+
+    def add(self, documents: Iterable[Document], progress: bool = False, wait: bool | float = True) -> "Index":
         """Append documents as a new segment, embedding only them (``writer.embed_new``); ids live in the
         index are an error."""
         documents = list(documents)
@@ -270,7 +270,7 @@ class Index:
         writer.refuse_present(self.refresh().snapshot, [d.id for d in documents])
         return self.add_embedded(documents, writer.embed_new(self.snapshot, documents, progress), wait)
 
-    def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool = True) -> "Index":
+    def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> "Index":
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""
         documents = list(documents)
         check_unique(documents)
@@ -280,12 +280,12 @@ class Index:
         writer.append(self.path, self.root, documents, embeddings, wait)
         return self.refresh()
 
-    def remove(self, ids: Iterable[str], wait: bool = True) -> "Index":
+    def remove(self, ids: Iterable[str], wait: bool | float = True) -> "Index":
         """Mark documents deleted by id (nothing is rewritten or re-embedded); unknown ids are an error."""
         writer.delete(self.path, self.root, list(dict.fromkeys(ids)), wait)
         return self.refresh()
 
-    def compact(self, wait: bool = True) -> "Index":
+    def compact(self, wait: bool | float = True) -> "Index":
         """Merge every segment into one and drop deleted rows (merges also happen by themselves)."""
         writer.compact(self.path, self.root, wait)
         return self.refresh()

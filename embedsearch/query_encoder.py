@@ -115,7 +115,9 @@ class OnnxQueryEncoder:
         offsets = [e.offsets for e in self._raw.encode_batch(texts, add_special_tokens=False)]
         max_tokens = self.config["max_seq_length"] - self.config["special_tokens"]
         pieces, owners, weights = split_texts(texts, offsets, max_tokens, self.max_windows, self.tail_weight)
-        vectors = np.concatenate([self._run(pieces[i:i + batch_size]) for i in range(0, len(pieces), batch_size)])
+        vectors = np.empty((len(pieces), self.dimension), dtype=np.float32)
+        for batch in _length_batches([len(p) for p in pieces], batch_size):
+            vectors[batch] = self._run([pieces[i] for i in batch])
         return pool_windows(vectors, owners, weights, len(texts))
 
     def _run(self, pieces: list[str]) -> np.ndarray:
@@ -130,6 +132,17 @@ class OnnxQueryEncoder:
             mask = np.asarray(columns["attention_mask"], dtype=hidden.dtype)[..., None]
             pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+def _length_batches(lengths: list[int], size: int, spread: int = 4) -> list[list[int]]:
+    """Positions grouped shortest first, at most ``size`` per batch and none more than ``spread`` times
+    longer than its batch's first: short queries are not padded to a long abstract's length."""
+    batches: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if not batches or len(batches[-1]) >= size or lengths[i] > spread * max(1, lengths[batches[-1][0]]):
+            batches.append([])
+        batches[-1].append(i)
+    return batches
 
 
 class TorchQueryEncoder:

@@ -71,8 +71,10 @@ class Hit:
         return self.title or Document(self.id, self.text).first_sentence()
 
     def to_json(self) -> dict[str, Any]:
+        """The CLI's ``--json`` line and the API's hit: the score with its evidence and the metadata."""
         return {"rank": self.rank, "id": self.id, "score": round(self.score, 6), "title": self.title,
-                "text": self.text}
+                "text": self.text, "cosine": None if self.cosine is None else round(self.cosine, 6),
+                "bm25": None if self.bm25 is None else round(self.bm25, 6), "metadata": self.metadata}
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,7 @@ def write_errors_name(root: Path) -> Iterator[None]:
 
 
 def append(root: Path, manifest: dict[str, Any], documents: Sequence[Document], matrix: np.ndarray,
-           wait: bool = True) -> int:
+           wait: bool | float = True) -> int:
     """Write ``documents`` as a new segment, then commit it under the writer lock unless an id is already
     live in the newest generation (then nothing is committed). Returns the generation committed."""
     with write_errors_name(root):
@@ -158,7 +158,7 @@ def append(root: Path, manifest: dict[str, Any], documents: Sequence[Document], 
 
 
 def _append(root: Path, manifest: dict[str, Any], documents: Sequence[Document], matrix: np.ndarray,
-            wait: bool) -> int:
+            wait: bool | float) -> int:
     before = Snapshot(root, manifest, gen.newest(root))
     refuse_damaged(before)
     entry = seg.write(root, documents, matrix, seg.vector_writer(manifest, before.segments, matrix),
@@ -178,7 +178,7 @@ def _append(root: Path, manifest: dict[str, Any], documents: Sequence[Document],
     return number
 
 
-def delete(root: Path, manifest: dict[str, Any], ids: Sequence[str], wait: bool = True) -> int:
+def delete(root: Path, manifest: dict[str, Any], ids: Sequence[str], wait: bool | float = True) -> int:
     """Mark ``ids`` deleted in the newest generation (every id must be live) and commit."""
     with write_errors_name(root), writer(root, "remove", wait):
         current = Snapshot(root, manifest, gen.newest(root))
@@ -202,7 +202,7 @@ def delete(root: Path, manifest: dict[str, Any], ids: Sequence[str], wait: bool 
     return committed
 
 
-def compact(root: Path, manifest: dict[str, Any], wait: bool = True) -> int:
+def compact(root: Path, manifest: dict[str, Any], wait: bool | float = True) -> int:
     """Merge every segment into one without deleted rows, and commit; returns the generation."""
     with write_errors_name(root), writer(root, "compact", wait):
         current = Snapshot(root, manifest, gen.newest(root))

@@ -95,3 +95,34 @@ def latent_topics(tmp_path_factory, bundled_index):
     docs = [Document(f"d{i}", " ".join(rng.choice(words[labels[i]], 20))) for i in range(1500)]
     index = Index.from_embeddings(docs, x, tmp_path_factory.mktemp("latent") / "idx", bundled_index.manifest["model"])
     return index, labels
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BROWSER_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium through Playwright (CI installs Debian's chromium; required there)."""
+    if CHROMIUM is None:
+        if os.environ.get("EMBEDSEARCH_REQUIRE_BROWSER"):
+            pytest.fail("chromium is not installed (apt-get install chromium)")
+        pytest.skip("chromium is not installed here; CI installs it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def metadata_index(tmp_path_factory, bundled_docs, bundled_index):
+    """The bundled abstracts with ``track`` and ``year`` fields, indexed (vectors from the cache)."""
+    from embedsearch import Index
+    from serve_helpers import corpus_with_metadata
+
+    folder = tmp_path_factory.mktemp("served")
+    source = corpus_with_metadata(bundled_docs, folder / "corpus.jsonl")
+    return Index.from_sources([source], folder / "idx")

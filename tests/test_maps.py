@@ -1,15 +1,10 @@
 """The topic map as a person sees it: loaded in headless Chromium, points counted, search and click used."""
 
-import os
-import shutil
 
 import pytest
 
 from conftest import run_cli
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture(scope="module")
@@ -26,20 +21,6 @@ def test_page_is_self_contained_and_png_is_written(page_file):
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=[\"']https?:", page)
     png = page_file.with_suffix(".png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        if os.environ.get("EMBEDSEARCH_REQUIRE_BROWSER"):
-            pytest.fail("chromium is not installed (apt-get install chromium)")
-        pytest.skip("chromium is not installed here; CI installs it")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        yield browser
-        browser.close()
 
 
 def test_map_renders_every_point_search_highlights_and_click_shows_abstract(browser, page_file, bundled_index):

@@ -1,5 +1,10 @@
 """Near-duplicate detection: candidates from the vector index, lexical evidence, verdicts, groups."""
 
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import InputError, ModelMismatchError
 from ..ivf import ShardMap, local_map
 from . import candidates
 from .report import (
@@ -25,5 +30,25 @@ def find_duplicates_against(new, reference, settings: DedupSettings = DedupSetti
     return DuplicateReport.from_candidates(candidates.across(new, reference, settings), settings, new.documents.ids)
 
 
+def judge(snapshot, settings: DedupSettings, map_jobs: ShardMap = local_map, against=None,
+          of: Sequence[str] | None = None) -> DuplicateReport:
+    """``Index.duplicates``: groups inside ``snapshot`` (only those involving the ids ``of``), or each of its
+    abstracts' matches in the snapshot ``against``, whose model must be the same."""
+    if len(snapshot) == 0:
+        raise InputError(f"{snapshot.path} is empty; add documents before looking for duplicates")
+    if against is None:
+        row_of = snapshot.documents.row_of
+        missing = [i for i in of or () if i not in row_of]
+        if missing:
+            raise InputError(f"no document with id {missing[0]!r} in {snapshot.path}")
+        rows = None if of is None else np.asarray([row_of[i] for i in of], dtype=np.int64)
+        return find_duplicates(snapshot, settings, map_jobs, rows)
+    mine, theirs = snapshot.manifest["model"], against.manifest["model"]
+    if mine["fingerprint"] != theirs["fingerprint"]:
+        raise ModelMismatchError(f"{against.path} was built with model {theirs['name']!r} and {snapshot.path} with "
+                                 f"{mine['name']!r}; rebuild one of them with the other's --model")
+    return find_duplicates_against(snapshot, against, settings)
+
+
 __all__ = ["Candidate", "DedupSettings", "DuplicateGroup", "DuplicatePair", "DuplicateReport", "find_duplicates",
-           "find_duplicates_against"]
+           "find_duplicates_against", "judge"]

@@ -10,6 +10,7 @@ import numpy as np
 from ..ivf import ShardMap, local_map
 from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash
 from .partitions import neighbour_edges
+from .pending import exact_row
 from .report import Candidate, DedupSettings
 
 _CHUNK = 2048
@@ -54,11 +55,8 @@ def across(new, reference, settings: DedupSettings) -> list[Candidate]:
     pairs: dict[tuple[int, int], float] = {}
     for q, row, cosine in _neighbours(reference, new.embeddings, settings.neighbours, settings.floor):
         pairs[(q, row)] = cosine
-    ref_hashes: dict[bytes, int] = {}
-    for row, doc in enumerate(reference.documents):
-        ref_hashes.setdefault(text_hash(doc.text), row)
     for row, doc in enumerate(new.documents):
-        match = ref_hashes.get(text_hash(doc.text))
+        match = exact_row(reference, doc.text)
         if match is not None and (row, match) not in pairs:
             pairs[(row, match)] = float(np.dot(new.embeddings[row], reference.embeddings[match]))
     return _score(pairs, new.documents, reference.documents, settings, (1, 0))

@@ -38,11 +38,14 @@ def _say(message: str) -> None:
 
 
 @contextmanager
-def writer(root: Path, action: str, wait: bool = True, timeout: float | None = None,
+def writer(root: Path, action: str, wait: bool | float = True, timeout: float | None = None,
            notify: Callable[[str], None] = _say) -> Iterator[None]:
-    """Hold the index's writer lock for the block; wait for another writer (saying so through ``notify``)
-    or, with ``wait=False``, fail at once naming the holder."""
+    """Hold the index's writer lock for the block; wait for another writer (saying so through ``notify``),
+    with ``wait=False`` fail at once naming the holder, with a number wait at most that many seconds."""
     from filelock import FileLock, Timeout
+
+    if not isinstance(wait, bool):
+        wait, timeout = True, float(wait)
 
     lock = FileLock(str(root / LOCK))
     try:

@@ -20,6 +20,7 @@ from ..errors import InputError
 from .model import TopicModel
 
 WEBGL_ABOVE = 5000
+TOOLBAR_MARGIN = 44  # px above the plot: plotly's toolbar sits there instead of over the legend
 MAX_POINTS = 20_000
 
 _PAGE = """<!DOCTYPE html>
@@ -34,12 +35,15 @@ body {{ font-family: system-ui, sans-serif; margin: 0; display: flex; height: 10
 .topic {{ color: #555; font-size: 12px; }}
 </style></head><body>
 <div id="side"><h2 style="font-size:16px">{title}</h2>
-<input id="search" type="search" placeholder="Search abstracts (id or words)…" aria-label="search">
+<input id="search" type="search" placeholder="{placeholder}" aria-label="search">
 <div id="count">{counted}</div><div id="paper"><p>Click a point to read its abstract.</p></div></div>
 <div id="map">{plot}</div>
 <script>
 const DOCS = {docs};
+const API = {api};
 const plot = document.getElementById("plotly-map");
+const BY_ID = new Map(DOCS.map(d => [d.id, d]));
+const COUNTED = "{counted}";
 function show(i) {{
   const d = DOCS[i];
   document.getElementById("paper").innerHTML = "";
@@ -50,15 +54,42 @@ function show(i) {{
 }}
 plot.on("plotly_click", ev => show(ev.points[0].customdata[0]));
 const HIGHLIGHT = plot.data.length - 1;
-document.getElementById("search").addEventListener("input", ev => {{
-  const q = ev.target.value.trim().toLowerCase();
-  const hits = q ? DOCS.filter(d => (d.id + " " + (d.title || "") + " " + d.text).toLowerCase().includes(q)) : [];
+function ring(hits, note) {{
   Plotly.restyle(plot, {{x: [hits.map(d => d.x)], y: [hits.map(d => d.y)], customdata: [hits.map(d => [d.i])],
                         text: [hits.map(d => d.id)]}}, [HIGHLIGHT]);
-  document.getElementById("count").textContent = q ? hits.length + " matching papers highlighted"
-                                                   : "{counted}";
-  document.getElementById("count").dataset.matches = hits.length;
+  const count = document.getElementById("count");
+  count.textContent = note === null ? COUNTED : note;
+  count.dataset.matches = hits.length;
+}}
+function wordSearch(q) {{
+  const hits = DOCS.filter(d => (d.id + " " + (d.title || "") + " " + d.text).toLowerCase().includes(q.toLowerCase()));
+  ring(hits, hits.length + " matching papers highlighted");
+}}
+let pending = null, timer = null;
+async function meaningSearch(q) {{
+  if (pending) pending.abort();
+  pending = new AbortController();
+  try {{
+    const r = await fetch(API + "?k=50&q=" + encodeURIComponent(q), {{signal: pending.signal}});
+    const body = await r.json();
+    if (!r.ok) {{ ring([], body.error); return; }}
+    const hits = body.hits.map(h => BY_ID.get(h.id)).filter(Boolean);
+    ring(hits, hits.length + " papers nearest in meaning ringed (of the 50 best matches)");
+  }} catch (e) {{ if (e.name !== "AbortError") ring([], "search failed: " + e.message); }}
+}}
+const box = document.getElementById("search");
+box.addEventListener("input", ev => {{
+  const q = ev.target.value.trim();
+  clearTimeout(timer);
+  if (!q) {{ ring([], null); return; }}
+  if (API) timer = setTimeout(() => meaningSearch(q), 250); else wordSearch(q);
 }});
+const params = new URLSearchParams(location.search);
+if (params.get("focus") && BY_ID.has(params.get("focus"))) {{
+  const d = BY_ID.get(params.get("focus"));
+  show(d.i); ring([d], "showing " + d.id);
+}}
+if (params.get("q")) {{ box.value = params.get("q"); box.dispatchEvent(new Event("input")); }}
 </script></body></html>
 """
 
@@ -81,8 +112,17 @@ def shown_rows(assigned: np.ndarray, max_points: int = MAX_POINTS, seed: int = 0
 
 
 def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, path: Path,
-               title: str,
-               level: int = 0, max_points: int = MAX_POINTS) -> Path:
+               title: str, level: int = 0, max_points: int = MAX_POINTS) -> Path:
+    """The standalone page: plotly inlined, word search in the page."""
+    path.write_text(render_html(model, documents, title, level, max_points), encoding="utf-8")
+    return path
+
+
+def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, title: str,
+                level: int = 0, max_points: int = MAX_POINTS, plotly_src: str | None = None,
+                search_api: str | None = None) -> str:
+    """The map page. Served by ``embedsearch serve``, plotly comes from ``plotly_src`` and the search box
+    asks ``search_api`` (search by meaning, hits ringed); standalone, both are inside the page."""
     import plotly.graph_objects as go
     import plotly.io as pio
 
@@ -112,20 +152,19 @@ def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore 
         cx, cy = np.median(coords[assigned == topic.id], axis=0)
         fig.add_annotation(x=float(cx), y=float(cy), text=f"<b>{html.escape(topic.label)}</b>", showarrow=False,
                            font={"size": 12}, bgcolor="rgba(255,255,255,0.7)")
-    fig.update_layout(template="plotly_white", margin={"l": 10, "r": 10, "t": 10, "b": 10},
-                      xaxis={"visible": False}, yaxis={"visible": False}, legend={"font": {"size": 10}},
-                      hovermode="closest")
-    plot = pio.to_html(fig, full_html=False, include_plotlyjs=True, div_id="plotly-map",
+    fig.update_layout(template="plotly_white", margin={"l": 10, "r": 10, "t": TOOLBAR_MARGIN, "b": 10},
+                      xaxis={"visible": False}, yaxis={"visible": False},
+                      legend={"font": {"size": 10}, "yanchor": "top", "y": 1}, hovermode="closest")
+    plot = pio.to_html(fig, full_html=False, include_plotlyjs=plotly_src or True, div_id="plotly-map",
                        config={"displaylogo": False, "responsive": True})
     docs = [{"i": i, "id": d.id, "title": d.title, "text": d.text, "x": float(coords[i, 0]), "y": float(coords[i, 1]),
              "label": labels.get(int(assigned[i]), "unassigned")} for i, d in enumerate(shown)]
     counted = (f"{len(model.ids):,} papers, {len(topics)} topics" if len(rows) == len(model.ids) else
                f"{len(rows):,} of {len(model.ids):,} papers shown (a sample keeping each topic's share), "
                f"{len(topics)} topics")
-    page = _PAGE.format(title=html.escape(title), counted=counted, plot=plot,
-                        docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
-    path.write_text(page, encoding="utf-8")
-    return path
+    placeholder = "Search by meaning…" if search_api else "Search abstracts (id or words)…"
+    return _PAGE.format(title=html.escape(title), counted=counted, plot=plot, placeholder=placeholder,
+                        api=json.dumps(search_api), docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
 
 
 def write_png(model: TopicModel, path: Path, title: str, level: int = 0) -> Path:

@@ -1,0 +1,183 @@
+"""The JSON API: read endpoints on the generation a worker serves, write endpoints (``--writable`` and a
+bearer token) that commit through the writer lock and move this worker to the new generation at once.
+Sync routes run in the server's thread pool, so a slow request never holds up the others."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from ..errors import InputError
+from ..index import Index
+from ..search import Hit
+from .guard import ApiError, authorised
+from .live import Live, Served
+from .schemas import AddDocuments, DuplicateCheck, Mode, SearchBatch, SimilarText
+from .settings import LIMITS, ServeSettings
+from .topics import TopicsState
+
+
+def only(*names: str):
+    """A dependency refusing query parameters a route does not take (a typo would otherwise be ignored)."""
+
+    def check(request: Request) -> None:
+        unknown = sorted(set(request.query_params) - set(names))
+        if unknown:
+            allowed = ", ".join(names) or "none"
+            raise ApiError(422, f"unknown query parameter {unknown[0]!r}; this endpoint takes: {allowed}")
+
+    return Depends(check)
+
+
+def hits_json(served: Served, hits: list[Hit]) -> list[dict[str, Any]]:
+    return [h.to_json() for h in hits]
+
+
+def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str | None) -> APIRouter:
+    api = APIRouter()
+
+    def current() -> Served:
+        return live.current
+
+    def one_query(q: str) -> str:
+        if len(q) > LIMITS.get_query_chars:
+            raise ApiError(414, f"q is {len(q):,} characters; GET takes at most {LIMITS.get_query_chars:,}: "
+                                "send long text with POST /search or POST /similar")
+        return q
+
+    @api.get("/search", dependencies=[only("q", "k", "mode", "filter")])
+    def search(q: str = Query(..., description="Free-text query."), k: int = Query(10, ge=1, le=LIMITS.k),
+               mode: Mode | None = None,
+               filter: list[str] = Query([], max_length=LIMITS.filters, description="FIELD=VALUE, FIELD>=N")):
+        """The ``k`` abstracts that best match a query (as ``embedsearch search --json``)."""
+        served = current()
+        hits = served.index.search(one_query(q), k, mode, filter)
+        return {"query": q, "generation": served.index.generation, "hits": hits_json(served, hits)}
+
+    @api.post("/search", dependencies=[only()])
+    def search_batch(body: SearchBatch):
+        """Many queries at once, answered with one batched encode."""
+        served = current()
+        results = served.index.search_many(body.queries, body.k, body.mode, body.filters)
+        return {"generation": served.index.generation,
+                "results": [{"query": q, "hits": hits_json(served, h)} for q, h in zip(body.queries, results)]}
+
+    @api.get("/similar/{doc_id:path}", dependencies=[only("k")])
+    def similar(doc_id: str, k: int = Query(10, ge=1, le=LIMITS.k)):
+        """Papers related to a paper of the index, itself excluded."""
+        served = current()
+        if doc_id not in served.index.documents.row_of:
+            raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
+        return {"id": doc_id, "generation": served.index.generation,
+                "hits": hits_json(served, served.index.similar(doc_id, k))}
+
+    @api.post("/similar", dependencies=[only()])
+    def similar_text(body: SimilarText):
+        """Papers related to an abstract's text."""
+        served = current()
+        return {"generation": served.index.generation,
+                "hits": hits_json(served, served.index.similar_to_text(body.text, body.k))}
+
+    @api.get("/documents/{doc_id:path}", dependencies=[only()])
+    def document(doc_id: str):
+        """One paper with its metadata and, when topics are ready, its topic."""
+        served = current()
+        row = served.index.documents.row_of.get(doc_id)
+        if row is None:
+            raise ApiError(404, f"no document with id {doc_id[:200]!r}")
+        doc = served.index.documents.get([row])[0]
+        return {**doc.to_record(), "generation": served.index.generation, "topic": topic_of(doc.id)}
+
+    def topic_of(doc_id: str) -> dict[str, Any] | None:
+        ready = topics.ready
+        found = ready.model.topic_of(doc_id) if ready is not None and doc_id in ready.model.ids else None
+        return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
+
+    @api.get("/topics", dependencies=[only("level")])
+    def topics_json(level: int = Query(0, ge=0, le=20)):
+        """Topics with labels, keywords, representatives and members (as ``embedsearch topics --json``)."""
+        ready = topics_ready()
+        return {**ready.model.to_json(level), "generation": ready.generation}
+
+    def topics_ready():
+        if topics.ready is None:
+            if not topics.enabled:
+                raise ApiError(404, "topics are off on this server (started with --no-topics); run "
+                                    "`embedsearch topics --index PATH` and restart without it")
+            if topics.failure:
+                raise ApiError(503, f"topics could not be computed: {topics.failure}")
+            raise ApiError(503, "topics are being computed; try again in a minute", {"Retry-After": "30"})
+        return topics.ready
+
+    api.topics_ready = topics_ready  # type: ignore[attr-defined]
+
+    @api.post("/duplicates/check", dependencies=[only()])
+    def duplicates_check(body: DuplicateCheck):
+        """Each new abstract's matches in the index, with verdict, cosine, overlap and shared passages (as
+        ``embedsearch dedup --against --json``); nothing is added."""
+        try:
+            documents = body.documents()
+        except ValueError as exc:
+            raise ApiError(422, str(exc)) from None
+        served = current()
+        report = served.index.check_duplicates(documents, **body.overrides())
+        return {**report.to_json(), "generation": served.index.generation}
+
+    @api.get("/health", dependencies=[only()])
+    def health():
+        served = current()
+        return {"status": "ok", "generation": served.index.generation, "documents": len(served.index)}
+
+    @api.get("/info", dependencies=[only()])
+    def info():
+        """The index (as ``embedsearch info --json``), its filterable fields, and this server's settings."""
+        served = current()
+        return {**served.index.info(), "fields": served.fields, "writable": settings.writable and token is not None,
+                "topics": "ready" if topics.ready else ("off" if not topics.enabled else "computing"),
+                "limits": LIMITS.__dict__}
+
+    def writer(request: Request) -> None:
+        authorised(request, token, settings.writable)
+
+    @api.post("/documents", dependencies=[Depends(writer), only()], status_code=201)
+    def add(body: AddDocuments):
+        """Add abstracts as a new segment (embedding only them); 201 with the generation committed."""
+        documents = [d.document(n) for n, d in enumerate(body.documents)]
+        index = Index.load(live.path)
+        try:
+            index.add(documents, wait=settings.lock_wait_seconds)
+        except InputError as exc:
+            if "is already in" in str(exc):
+                raise ApiError(409, str(exc).replace(str(live.path), "the index")) from None
+            raise
+        served = live.refresh()
+        out: dict[str, Any] = {"added": len(documents), "generation": index.generation,
+                               "documents": len(served.index)}
+        if body.check_duplicates:
+            out["duplicates"] = index.duplicates(of=[d.id for d in documents]).to_json()
+        return out
+
+    @api.delete("/documents/{doc_id:path}", dependencies=[Depends(writer), only()])
+    def remove(doc_id: str):
+        """Mark one paper deleted (nothing is rewritten)."""
+        index = Index.load(live.path)
+        try:
+            index.remove([doc_id], wait=settings.lock_wait_seconds)
+        except InputError as exc:
+            if "no document with id" in str(exc):
+                raise ApiError(404, f"no document with id {doc_id[:200]!r}") from None
+            raise
+        served = live.refresh()
+        return {"removed": 1, "generation": index.generation, "documents": len(served.index)}
+
+    @api.post("/compact", dependencies=[Depends(writer), only()])
+    def compact():
+        """Merge every segment into one and drop deleted rows."""
+        index = Index.load(live.path)
+        index.compact(wait=settings.lock_wait_seconds)
+        served = live.refresh()
+        return {"generation": index.generation, "segments": len(index.snapshot.segments),
+                "documents": len(served.index)}
+
+    return api

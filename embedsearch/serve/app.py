@@ -1,0 +1,48 @@
+"""The FastAPI application: ``create_app`` for one index, ``from_environment`` for uvicorn's worker
+processes (each reads the same settings from the environment and follows the index on its own)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from .. import __version__
+from .guard import install
+from .live import Live
+from .settings import TOKEN_ENV, ServeSettings
+from .topics import TopicsState
+
+CONFIG_ENV = "EMBEDSEARCH_SERVE_CONFIG"
+
+
+def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), token: str | None = None) -> FastAPI:
+    """The service for the index at ``path``: JSON API, web page and topic map. Write endpoints need
+    ``settings.writable`` and ``token``."""
+    from . import api, page
+
+    topics = TopicsState(settings.topics)
+    live = Live(Path(path), settings, on_change=topics.want)
+    topics.want(live.current)
+    app = FastAPI(title="embedsearch", version=__version__, redirect_slashes=False,
+                  description="Find related papers, topics and near-duplicates in a corpus of abstracts.")
+    install(app)
+    endpoints = api.router(live, topics, settings, token)
+    app.include_router(endpoints)
+    app.include_router(page.router(live, topics, endpoints.topics_ready))
+    app.state.live, app.state.topics = live, topics
+    return app
+
+
+def environment(path: Path, settings: ServeSettings) -> dict[str, str]:
+    """What ``from_environment`` reads: the index and settings (the token travels in its own variable)."""
+    return {CONFIG_ENV: json.dumps({"path": str(path), "settings": asdict(settings)})}
+
+
+def from_environment() -> FastAPI:
+    """uvicorn's factory in each worker process."""
+    config = json.loads(os.environ[CONFIG_ENV])
+    return create_app(config["path"], ServeSettings(**config["settings"]), os.environ.get(TOKEN_ENV) or None)

@@ -1,0 +1,64 @@
+"""How the service runs and what it accepts: one frozen dataclass, validated on construction. The limits
+are documented in the README's API table; a request past one gets a 4xx JSON error naming it."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..search import MAX_QUERY_CHARS
+
+TOKEN_ENV = "EMBEDSEARCH_TOKEN"
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """``host``/``port``: where to listen (loopback unless told otherwise). ``workers``: uvicorn worker
+    processes, each following the index's newest generation. ``writable``: whether the write endpoints
+    exist (they also need the bearer token). ``follow_seconds``: how often a worker looks for a newer
+    generation. ``topics``: fit topics in the background when none are saved (and carry them over after
+    commits). ``lock_wait_seconds``: how long a write waits for another writer before answering 503."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    writable: bool = False
+    follow_seconds: float = 0.25
+    topics: bool = True
+    lock_wait_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        try:
+            ipaddress.ip_address(self.host)
+        except ValueError:
+            if self.host != "localhost":
+                raise InputError(f"--host {self.host!r} is not an IP address; use 127.0.0.1 (this machine only) "
+                                 "or 0.0.0.0 (every interface)") from None
+        if not 0 <= self.port <= 65535:
+            raise InputError(f"--port must be between 0 and 65535, got {self.port}")
+        if self.workers < 1:
+            raise InputError(f"--workers must be at least 1, got {self.workers}")
+        if not 0 < self.follow_seconds <= 10:
+            raise InputError(f"follow_seconds must be in (0, 10], got {self.follow_seconds}; 0.25 is the default")
+        if self.lock_wait_seconds < 0:
+            raise InputError(f"lock_wait_seconds must be 0 or more, got {self.lock_wait_seconds}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for (the README's API table lists them). Past a limit: 413 for a body,
+    414 for a GET query, 422 for a field."""
+
+    body_bytes: int = 4_000_000
+    k: int = 100
+    batch: int = 64
+    add: int = 1_000
+    filters: int = 16
+    text_chars: int = MAX_QUERY_CHARS
+    get_query_chars: int = 2_000
+    id_chars: int = 1_000
+    metadata_fields: int = 64
+
+
+LIMITS = Limits()

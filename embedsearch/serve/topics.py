@@ -1,0 +1,71 @@
+"""Topics for the service, computed off the request path: a background thread fits them when none are
+saved (one worker fits, the others wait on a file lock and then read its result) and, after each new
+generation, carries the last fit over to the new documents (``topics.extend``: a neighbour vote, cheap).
+Until the first fit is ready, ``/topics`` and ``/map`` answer 503 saying so; afterwards they serve the
+newest model ready, naming the generation it belongs to."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+from ..topics import TopicModel
+from .live import Served
+
+log = logging.getLogger("embedsearch.serve")
+
+
+@dataclass(frozen=True)
+class Ready:
+    model: TopicModel
+    generation: int
+
+
+class TopicsState:
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self.ready: Ready | None = None
+        self.failure: str | None = None
+        self._wanted: Served | None = None
+        self._wake = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="embedsearch-topics", daemon=True)
+        self._started = False
+
+    def want(self, served: Served) -> None:
+        """Bring topics up to ``served``'s generation in the background (the latest wish wins)."""
+        if not self.enabled:
+            return
+        self._wanted = served
+        self._wake.set()
+        if not self._started:
+            self._started = True
+            self._thread.start()
+
+    @property
+    def computing(self) -> bool:
+        return self._wanted is not None or self._wake.is_set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            served, self._wanted = self._wanted, None
+            if served is None or len(served.index) == 0:
+                continue
+            try:
+                model = _fit(served)
+                self.ready, self.failure = Ready(model, served.index.generation), None
+            except Exception as exc:  # the service keeps serving search and dedup without topics
+                log.warning("topics for generation %s failed: %s", served.index.generation, exc)
+                self.failure = " ".join(str(exc).split())
+
+
+def _fit(served: Served) -> TopicModel:
+    from filelock import FileLock
+
+    index = served.index
+    folder = index.path / "topics"
+    folder.mkdir(exist_ok=True)
+    with FileLock(str(folder / ".fit.lock")):
+        return index.topics()

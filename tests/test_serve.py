@@ -1,0 +1,338 @@
+"""``embedsearch serve`` as clients see it: a real server process on 127.0.0.1 (two workers), answers equal
+to the library's, writes refused without the token, 1,000 hostile requests answered with JSON 4xx, slow
+clients, commits from the API and from another process followed by every worker, reads during writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from conftest import REPO, run_cli
+from serve_helpers import TOKEN, Server
+
+CTMC = "001_d172d3709162399d:3"
+REWORDED = (
+    "Discrete diffusion models built on continuous-time Markov chains (CTMCs) perform strongly on language and "
+    "discrete data generation, yet existing approaches typically parameterize the reverse rate matrix monolithically "
+    "through proxies such as concrete scores or clean-data predictions rather than aligning the parameterization "
+    "with the intrinsic CTMC decomposition into jump timing and jump direction. We introduce Neural CTMC, which "
+    "exploits the Poisson structure of CTMC dynamics by separately parameterizing the reverse process through an "
+    "exit rate (when to jump) and a jump distribution (where to jump) via two dedicated network heads. We show that "
+    "the evidence lower bound reduces to a path-space KL divergence between the true and learned reverse processes.")
+SAME_TOPIC = (
+    "Masked diffusion language models generate text by iteratively unmasking tokens, but their sampling quality "
+    "degrades with few steps. We study the choice of unmasking order and propose a learned planner that decides "
+    "which positions to reveal next from the denoiser's confidence. On text8 and OpenWebText the planner improves "
+    "perplexity at eight to thirty-two steps and transfers to code generation without retraining.")
+
+
+@pytest.fixture(scope="module")
+def server(metadata_index):
+    running = Server(metadata_index.path, "--writable", "--workers", "2", "--no-topics")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    with server.client() as c:
+        yield c
+
+
+def test_search_answers_exactly_as_the_library_and_cli_do(client, metadata_index):
+    from embedsearch import Index
+
+    index = Index.load(metadata_index.path)
+    for query, mode in [("discrete diffusion with continuous-time Markov chains", None),
+                        ("vision-language-action robot policies", "dense"), ("privacy", "lexical")]:
+        params = {"q": query, "k": 5, **({"mode": mode} if mode else {})}
+        body = client.get("/search", params=params).json()
+        assert body["hits"] == [h.to_json() for h in index.search(query, 5, mode)]
+    assert client.get("/search", params={"q": "discrete diffusion with continuous-time Markov chains"}).json()[
+        "hits"][0]["id"] == CTMC
+    cli = run_cli("search", "discrete diffusion with continuous-time Markov chains", "-k", "5", "--json",
+                  "--index", str(metadata_index.path), check=True)
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == client.get(
+        "/search", params={"q": "discrete diffusion with continuous-time Markov chains", "k": 5}).json()["hits"]
+    batch = client.post("/search", json={"queries": ["robot world models", "privacy"], "k": 3}).json()["results"]
+    assert [r["hits"] for r in batch] == [client.get("/search", params={"q": q, "k": 3}).json()["hits"]
+                                          for q in ("robot world models", "privacy")]
+
+
+def test_similar_documents_and_unknown_ids(client, metadata_index):
+    from embedsearch import Index
+
+    index = Index.load(metadata_index.path)
+    assert client.get(f"/similar/{CTMC}", params={"k": 4}).json()["hits"] == [h.to_json() for h in
+                                                                              index.similar(CTMC, 4)]
+    text = index.documents.get([0])[0].text
+    assert client.post("/similar", json={"text": text, "k": 3}).json()["hits"] == [
+        h.to_json() for h in index.similar_to_text(text, 3)]
+    doc = client.get(f"/documents/{CTMC}").json()
+    assert doc["id"] == CTMC and doc["text"].startswith("Discrete diffusion") and set(doc["metadata"]) == {"track", "year"}
+    for path in ("/documents/nope", "/similar/nope", "/documents/..%2F..%2Fmanifest.json", "/documents/a%00b"):
+        response = client.get(path)
+        assert response.status_code == 404 and "no document" in response.json()["error"]
+
+
+def test_filters_narrow_results_and_info_lists_the_fields(client):
+    fields = {f["name"]: f for f in client.get("/info").json()["fields"]}
+    assert [v["value"] for v in fields["track"]["values"]] and (fields["year"]["min"], fields["year"]["max"]) == (2025, 2026)
+    query = {"q": "learning", "k": 57}
+    everything = client.get("/search", params=query).json()["hits"]
+    track_a = client.get("/search", params={**query, "filter": "track=A"}).json()["hits"]
+    both = client.get("/search", params=[*query.items(), ("filter", "track=A"), ("filter", "year>=2026")]).json()["hits"]
+    assert 0 < len(both) < len(track_a) < len(everything)
+    assert all(h["metadata"]["track"] == "A" for h in track_a)
+    assert all(h["metadata"]["track"] == "A" and h["metadata"]["year"] == 2026 for h in both)
+    bad = client.get("/search", params={**query, "filter": "track>=3"})
+    assert bad.status_code == 400 and "holds text" in bad.json()["error"]
+
+
+def test_duplicate_check_flags_a_rewording_with_passages_and_not_a_topic_neighbour(client, metadata_index):
+    from embedsearch import Document, Index
+
+    one = client.post("/duplicates/check", json={"text": REWORDED}).json()
+    assert one["judged"] == 1 and len(one["groups"]) == 1
+    pair = one["groups"][0]["pairs"][0]
+    assert pair["b"] == CTMC and pair["verdict"] in ("near-identical", "reworded") and pair["passages"]
+    assert all(p in REWORDED for p in pair["passages"])
+    batch = client.post("/duplicates/check", json={"abstracts": [{"id": "sub-1", "text": REWORDED},
+                                                                 {"id": "sub-2", "text": SAME_TOPIC}]}).json()
+    assert batch["judged"] == 2 and [g["absorbed"] for g in batch["groups"]] == [["sub-1"]]
+    expected = Index.load(metadata_index.path).check_duplicates([Document("sub-1", REWORDED),
+                                                                 Document("sub-2", SAME_TOPIC)])
+    assert {k: v for k, v in batch.items() if k != "generation"} == expected.to_json()
+    neither = client.post("/duplicates/check", json={"text": REWORDED, "abstracts": [{"text": SAME_TOPIC}]})
+    assert neither.status_code == 422 and "not both" in neither.json()["error"]
+
+
+def test_writes_are_refused_without_the_token_and_change_nothing(server, client):
+    before = client.get("/info").json()
+    new = {"documents": [{"id": "intruder", "text": "An abstract that must not be added."}]}
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}, {"Authorization": "Basic x"}):
+        assert client.post("/documents", json=new, headers=headers).status_code == 403
+        assert client.delete(f"/documents/{CTMC}", headers=headers).status_code == 403
+        assert client.post("/compact", headers=headers).status_code == 403
+    after = client.get("/info").json()
+    assert (after["generation"], after["documents"]) == (before["generation"], before["documents"])
+    assert client.get("/documents/intruder").status_code == 404
+    assert client.get(f"/documents/{CTMC}").status_code == 200
+
+
+def _hostile_requests() -> list[tuple[str, str, dict]]:
+    """1,000 malformed or hostile requests: (method, path, httpx keyword arguments)."""
+    import random
+
+    rng = random.Random(7)
+    weird = ["\u202eevil", "😀" * 50, "e\u0301" * 30, "\u0000", "\ufeff", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "\\", "%", "'; DROP TABLE x;--",
+             "<script>alert(1)</script>", "../../etc/passwd", "..%2f..%2f", " " * 10, "\t\n", "null", "[]", "{}"]
+    out: list[tuple[str, str, dict]] = []
+    bodies = ["{", "[]", "null", "1", '"x"', '{"queries": "a"}', '{"queries": [1, 2]}', '{"queries": [null]}',
+              '{"queries": ["a"], "k": 1e999}', '{"queries": ["a"], "k": -1}', '{"queries": ["a"], "k": "ten"}',
+              '{"queries": ["a"], "mode": "magic"}', '{"queries": ["a"], "extra": 1}', '{"queries": ["\\ud800"]}',
+              '{"queries": ["a"], "filters": ["year>>1"]}', '{"queries": ' + json.dumps(["q"] * 1000) + "}",
+              '{"text": 5}', '{"text": "a", "k": 0}', "\xff\xfe", '{"queries": ["a"]}' + "x"]
+    keys = ["q", "k", "mode", "filter"]
+    for i in range(1000):
+        kind = i % 10
+        if kind == 0:
+            out.append(("GET", "/search", {"params": {"q": rng.choice(weird + ["a"]), "k": rng.choice(
+                ["0", "-5", "1000000000", "1e3", "ten", "", "2.5", "99999999999999999999999"])}}))
+        elif kind == 1:
+            out.append(("GET", "/search", {"params": {"q": "robots", "mode": rng.choice(["", "magic", "DENSE", "🚀"]),
+                                                      rng.choice(["x", "K", "query", "filters"]): "1"}}))
+        elif kind == 2:
+            out.append(("POST", "/search", {"content": rng.choice(bodies).encode("utf-8", "surrogatepass"),
+                                            "headers": {"Content-Type": "application/json"}}))
+        elif kind == 3:
+            out.append(("POST", rng.choice(["/similar", "/duplicates/check"]),
+                        {"content": rng.choice(bodies + ['{"abstracts": []}', '{"abstracts": [{"text": ""}]}',
+                                                         '{"abstracts": [{"id": "a", "text": "x", "bogus": 1}]}']),
+                         "headers": {"Content-Type": rng.choice(["application/json", "text/plain", "x/y"])}}))
+        elif kind == 4:
+            trick = rng.choice(["../../../etc/passwd", "%2e%2e%2f%2e%2e%2fmanifest.json", "a%00b", "%ff%fe",
+                                "x" * 5000, "..\\..\\windows", "%252e%252e", "\u202e", "😀", "a/b/c", "?", "#"])
+            out.append(("GET", rng.choice(["/documents/", "/similar/", "/static/", "/map/"]) + trick, {}))
+        elif kind == 5:
+            size = rng.choice([10, 10, 10, 10, 5_000_001, -1])
+            body = (b"{" * 100_000 for _ in range(45)) if size < 0 else b"{" * size  # -1: chunked, no length
+            out.append(("POST", "/search", {"content": body, "headers": {"Content-Type": "application/json"}}))
+        elif kind == 6:
+            out.append((rng.choice(["PUT", "PATCH", "DELETE", "OPTIONS"]), rng.choice(["/search", "/topics", "/info"]), {}))
+        elif kind == 7:
+            out.append(("GET", "/search", {"params": {"q": "a" * rng.choice([2001, 20001, 60000])}}))
+        elif kind == 8:
+            out.append(("GET", "/search", {"params": [("q", "robots")] + [("filter", rng.choice(
+                ["year>=", "=x", "year>=nan", "year>=inf", "track>=1", "year=1.5", "a" * 600, "year=>1"]))] *
+                rng.choice([1, 17])}))
+        else:
+            out.append(("GET", rng.choice(["/topics", "/similar/" + CTMC, "/health"]),
+                        {"params": {rng.choice(keys + ["level"]): rng.choice(["-1", "abc", "1e9", "99"])}}))
+    return out
+
+
+def test_a_thousand_hostile_requests_get_json_4xx_and_the_server_stays_up(server, client):
+    reference = client.get("/search", params={"q": "robot world models", "k": 5}).json()["hits"]
+    seen = {}
+    for method, path, kwargs in _hostile_requests():
+        response = client.request(method, path, **kwargs)
+        assert response.status_code < 500, (method, path, response.status_code, response.text[:300])
+        seen[response.status_code] = seen.get(response.status_code, 0) + 1
+        if response.status_code >= 400:
+            assert isinstance(response.json()["error"], str) and "\n" not in response.json()["error"], path
+    assert sum(seen.values()) == 1000 and set(seen) - {200} <= {400, 403, 404, 405, 413, 414, 422}
+    assert seen.get(200, 0) < 200  # nearly all were refused, not silently answered
+    assert server.proc.poll() is None
+    assert client.get("/search", params={"q": "robot world models", "k": 5}).json()["hits"] == reference
+
+
+def test_slow_clients_do_not_hold_up_others(server, client):
+    sockets = []
+    for n in range(30):
+        s = socket.create_connection(("127.0.0.1", server.port))
+        s.sendall(b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+                  if n % 2 else b"GET /search?q=rob")
+        sockets.append(s)
+    try:
+        start = time.perf_counter()
+        assert client.get("/search", params={"q": "robot world models"}).status_code == 200
+        assert time.perf_counter() - start < 2
+    finally:
+        for s in sockets:
+            s.close()
+    assert client.get("/health").status_code == 200
+
+
+@pytest.fixture()
+def writable(metadata_index, tmp_path):
+    target = tmp_path / "idx"
+    shutil.copytree(metadata_index.path, target)
+    running = Server(target, "--writable", "--workers", "2", "--no-topics")
+    yield running, target
+    running.stop()
+
+
+def _everywhere(client, path: str, status: int, timeout: float = 5.0) -> float:
+    """Seconds until ``path`` answered ``status`` ten times running (both workers serve the change)."""
+    start, streak = time.perf_counter(), 0
+    while streak < 10:
+        streak = streak + 1 if client.get(path).status_code == status else 0
+        assert time.perf_counter() - start < timeout, f"{path} did not reach {status} on every worker"
+    return time.perf_counter() - start
+
+
+def test_api_writes_commit_and_every_worker_serves_them(writable):
+    server, path = writable
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with server.client() as c:
+        new = [{"id": "new/one", "title": "Neural CTMC again", "text": REWORDED, "metadata": {"track": "Z"}},
+               {"id": "new-two", "text": SAME_TOPIC}]
+        added = c.post("/documents", json={"documents": new, "check_duplicates": True}, headers=auth)
+        assert added.status_code == 201 and added.json()["documents"] == 59
+        assert [g["members"] for g in added.json()["duplicates"]["groups"]] == [[CTMC, "new/one"]]
+        _everywhere(c, "/documents/new%2Fone", 200)
+        assert c.get("/search", params={"q": "learned unmasking order planner", "k": 1}).json()["hits"][0]["id"] == "new-two"
+        clash = c.post("/documents", json={"documents": [{"id": CTMC, "text": "x y"}]}, headers=auth)
+        assert clash.status_code == 409 and CTMC in clash.json()["error"]
+        assert c.delete("/documents/new-two", headers=auth).status_code == 200
+        _everywhere(c, "/documents/new-two", 404)
+        assert c.delete("/documents/new-two", headers=auth).status_code == 404
+        assert c.post("/compact", headers=auth).json()["segments"] == 1
+        assert c.get("/health").json()["documents"] == 58
+    from embedsearch import Index
+
+    assert Index.load(path).check(deep=True) == [] and "new/one" in Index.load(path).documents.row_of
+
+
+def test_a_cli_add_in_another_process_is_served_within_about_a_second(writable, tmp_path):
+    server, path = writable
+    source = tmp_path / "more.jsonl"
+    source.write_text(json.dumps({"id": "from-cli", "text": SAME_TOPIC}) + "\n")
+    run_cli("add", str(source), "--index", str(path), check=True)
+    with server.client() as c:
+        waited = _everywhere(c, "/documents/from-cli", 200)
+    assert waited < 2.0, f"took {waited:.2f} s"
+
+
+READER = """
+import collections, json, sys, time, httpx
+url, seconds = sys.argv[1], float(sys.argv[2])
+statuses, generations = collections.Counter(), set()
+end = time.time() + seconds
+with httpx.Client(base_url=url, timeout=30) as c:
+    while time.time() < end:
+        for method, path, kw in [("GET", "/search", {"params": {"q": "discrete diffusion", "k": 5}}),
+                                 ("GET", "/similar/001_d172d3709162399d:3", {}),
+                                 ("POST", "/duplicates/check", {"json": {"text": sys.argv[3]}})]:
+            r = c.request(method, path, **kw)
+            statuses[r.status_code] += 1
+            generations.add(r.json().get("generation"))
+print(json.dumps({"statuses": statuses, "generations": sorted(g for g in generations if g)}))
+"""
+
+
+def test_reads_never_fail_while_writers_commit(writable):
+    server, _ = writable
+    readers = [subprocess.Popen([sys.executable, "-c", READER, server.url, "12", REWORDED], stdout=subprocess.PIPE,
+                                text=True, cwd=REPO) for _ in range(3)]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with server.client() as c:
+        for batch in range(5):
+            docs = [{"id": f"w{batch}-{i}", "text": f"{SAME_TOPIC} Variant {batch} {i}."} for i in range(20)]
+            assert c.post("/documents", json={"documents": docs}, headers=auth).status_code == 201
+            time.sleep(1)
+    results = [json.loads(r.communicate(timeout=60)[0]) for r in readers]
+    for result in results:
+        assert set(result["statuses"]) == {"200"}, result
+    assert max(len(r["generations"]) for r in results) >= 3
+
+
+def test_workers_listen_on_a_socket_that_gets_tcp_nodelay():
+    """uvicorn binds the --workers socket with proto 0, so asyncio leaves Nagle on (+40 ms per keep-alive
+    request); ours reports TCP, so every accepted connection gets TCP_NODELAY."""
+    from embedsearch.serve.run import _Config
+
+    config = _Config("x:y", host="127.0.0.1", port=0, workers=2)
+    listener = config.bind_socket()
+    try:
+        assert listener.proto == socket.IPPROTO_TCP
+    finally:
+        listener.close()
+
+
+def test_start_errors_are_one_line_with_exit_2(metadata_index, tmp_path):
+    missing = run_cli("serve", "--index", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    broken = tmp_path / "broken"
+    shutil.copytree(metadata_index.path, broken)
+    next((broken / "segments").glob("*/embeddings.npy")).write_bytes(b"garbage")
+    damaged = run_cli("serve", "--index", str(broken))
+    assert damaged.returncode == 2 and "damaged" in damaged.stderr and len(damaged.stderr.strip().splitlines()) == 1
+    no_token = run_cli("serve", "--index", str(metadata_index.path), "--writable")
+    assert no_token.returncode == 2 and "EMBEDSEARCH_TOKEN" in no_token.stderr
+    assert "--token " not in run_cli("serve", "--help").stdout
+
+
+def test_the_token_never_appears_on_the_process_list(tmp_path, metadata_index):
+    token_file = tmp_path / "token"
+    token_file.write_text("file-token-1234\n")
+    server = Server(metadata_index.path, "--writable", "--token-file", str(token_file), "--no-topics", token=None)
+    try:
+        from pathlib import Path
+
+        listing = [p.read_bytes() for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()]
+        assert len(listing) > 3 and not any(b"file-token-1234" in args for args in listing)
+        with server.client() as c:
+            refused = c.post("/compact", headers={"Authorization": f"Bearer {TOKEN}"})
+            assert refused.status_code == 403
+            assert c.post("/compact", headers={"Authorization": "Bearer file-token-1234"}).status_code == 200
+    finally:
+        server.stop()
