@@ -34,6 +34,20 @@ def hits_json(served: Served, hits: list[Hit]) -> list[dict[str, Any]]:
     return [h.to_json() for h in hits]
 
 
+def add_documents(index: Index, documents: list, encoder, wait: float) -> None:
+    """``Index.add`` through the worker's shared encoder (``BatchingEncoder``: searches arriving meanwhile
+    are encoded between its small calls instead of waiting for the whole batch)."""
+    from ..writer import check_unique, refuse_present
+
+    if encoder.fingerprint != index.manifest["model"]["fingerprint"]:  # rebuilt with another model meanwhile
+        index.add(documents, wait=wait)
+        return
+    check_unique(documents)
+    refuse_present(index.snapshot, [d.id for d in documents])
+    texts = [d.embed_text for d in documents]
+    index.add_embedded(documents, encoder.encode(texts), wait=wait)
+
+
 def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str | None) -> APIRouter:
     api = APIRouter()
 
@@ -146,7 +160,7 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
         documents = [d.document(n) for n, d in enumerate(body.documents)]
         index = Index.load(live.path)
         try:
-            index.add(documents, wait=settings.lock_wait_seconds)
+            add_documents(index, documents, live.encoder, settings.lock_wait_seconds)
         except InputError as exc:
             if "is already in" in str(exc):
                 raise ApiError(409, str(exc).replace(str(live.path), "the index")) from None

@@ -1,14 +1,21 @@
 """Query encoding shared by a worker's request threads: texts that arrive while the model is busy are
 encoded together in its next call (one ONNX run for many queries costs far less than one run each).
-Nothing waits on purpose: at low load a text is encoded alone, at once."""
+Short texts (queries), a few long ones (an abstract being checked) and bulk (abstracts being added, cut
+into small parts) wait in separate lanes, served in that order, one small call of long texts at a time:
+a search waits for at most one such call and a duplicate check for at most one part of an add, however
+many abstracts are being added (adds take the time interactive requests leave). Nothing waits on purpose: at low
+load a text is encoded alone, at once."""
 
 from __future__ import annotations
 
-import queue
 import threading
+from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
+
+SHORT_CHARS = 400
+LONG_PER_CALL = 2
 
 
 class _Request:
@@ -22,7 +29,8 @@ class _Request:
 
 
 class BatchingEncoder:
-    """Wraps an encoder (``encoder.Encoder``); ``encode`` may be called from any thread."""
+    """Wraps an encoder (``encoder.Encoder``); ``encode`` may be called from any thread. Requests with
+    more than ``LONG_PER_CALL`` long texts are split, so each call of the model stays short."""
 
     def __init__(self, inner, max_batch: int = 64):
         self.inner = inner
@@ -30,28 +38,45 @@ class BatchingEncoder:
         self.dimension = getattr(inner, "dimension", None)
         self.max_batch = max_batch
         self.calls = 0
-        self._queue: queue.SimpleQueue[_Request] = queue.SimpleQueue()
+        self._short: deque[_Request] = deque()
+        self._long: deque[_Request] = deque()
+        self._bulk: deque[_Request] = deque()
+        self._ready = threading.Condition()
         threading.Thread(target=self._loop, name="embedsearch-encode", daemon=True).start()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        request = _Request(texts)
-        self._queue.put(request)
-        request.done.wait()
-        if request.error is not None:
-            raise request.error
-        assert request.vectors is not None
-        return request.vectors
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        if all(len(t) <= SHORT_CHARS for t in texts):
+            parts, lane = [_Request(texts)], self._short
+        else:
+            parts = [_Request(texts[i:i + LONG_PER_CALL]) for i in range(0, len(texts), LONG_PER_CALL)]
+            lane = self._long if len(parts) == 1 else self._bulk
+        with self._ready:
+            lane.extend(parts)
+            self._ready.notify()
+        for part in parts:
+            part.done.wait()
+            if part.error is not None:
+                raise part.error
+        return np.concatenate([p.vectors for p in parts])
+
+    def _take(self) -> list[_Request]:
+        with self._ready:
+            while not (self._short or self._long or self._bulk):
+                self._ready.wait()
+            if self._short:
+                batch, size = [], 0
+                while self._short and size < self.max_batch:
+                    batch.append(self._short.popleft())
+                    size += len(batch[-1].texts)
+                return batch
+            return [(self._long or self._bulk).popleft()]
 
     def _loop(self) -> None:
         while True:
-            batch = [self._queue.get()]
-            size = len(batch[0].texts)
-            while size < self.max_batch:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-                size += len(batch[-1].texts)
+            batch = self._take()
             try:
                 vectors = self.inner.encode([t for r in batch for t in r.texts])
                 self.calls += 1
