@@ -25,8 +25,12 @@ def test_search_json_lines_have_the_contract_fields(built):
     _, index = built
     out = run_cli("search", "robot arm policies", "--index", str(index), "-k", "2", "--json", check=True).stdout
     hits = [json.loads(line) for line in out.splitlines()]
-    assert [set(h) for h in hits] == [{"rank", "id", "score", "title", "text"}] * 2
+    assert [set(h) for h in hits] == [{"rank", "id", "score", "title", "text", "cosine", "bm25", "metadata"}] * 2
     assert hits[0]["id"] == "c" and hits[0]["rank"] == 1 and hits[0]["title"] == "Robot VLA"
+    assert -1 <= hits[0]["cosine"] <= 1 and hits[0]["bm25"] > 0 and isinstance(hits[0]["metadata"], dict)
+    dense = json.loads(run_cli("search", "robot arm policies", "--index", str(index), "-k", "1", "--json", "--mode",
+                               "dense", check=True).stdout)
+    assert dense["score"] == dense["cosine"] and dense["bm25"] is None
 
 
 def test_human_table_and_batch_queries(built, tmp_path):
