@@ -66,6 +66,28 @@ def test_search_answers_exactly_as_the_library_and_cli_do(client, metadata_index
                                           for q in ("robot world models", "privacy")]
 
 
+def test_concurrent_queries_encoded_together_each_get_their_own_answer(server, metadata_index):
+    """Many clients at once: the worker encodes their queries in shared model calls, and every answer must
+    still be the library's answer to that client's own query."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from embedsearch import Index
+
+    index = Index.load(metadata_index.path)
+    words = ["diffusion", "robots", "privacy", "graphs", "language models", "routing", "vision", "proteins",
+             "reinforcement learning", "attention", "federated", "speech"]
+    queries = [f"{a} and {b}" for a in words for b in words if a != b][:96]
+    expected = {q: [h["id"] for h in map(lambda h: h.to_json(), index.search(q, 5, "dense"))] for q in queries}
+
+    def ask(q: str) -> tuple[str, list[str]]:
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            return q, [h["id"] for h in c.get("/search", params={"q": q, "k": 5, "mode": "dense"}).json()["hits"]]
+
+    with ThreadPoolExecutor(24) as pool:
+        answers = dict(pool.map(ask, queries))
+    assert answers == expected
+
+
 def test_similar_documents_and_unknown_ids(client, metadata_index):
     from embedsearch import Index
 
@@ -194,6 +216,17 @@ def test_a_thousand_hostile_requests_get_json_4xx_and_the_server_stays_up(server
     assert client.get("/search", params={"q": "robot world models", "k": 5}).json()["hits"] == reference
 
 
+def test_bodies_past_the_limit_are_refused_before_they_are_read(client):
+    from embedsearch.serve import LIMITS
+
+    over = b'{"queries": ["' + b"a" * LIMITS.body_bytes + b'"]}'
+    for content in (over, (over[i:i + 65536] for i in range(0, len(over), 65536))):  # declared, then chunked
+        response = client.post("/search", content=content, headers={"Content-Type": "application/json"})
+        assert response.status_code == 413 and "4,000,000-byte limit" in response.json()["error"]
+    under = client.post("/search", json={"queries": ["a" * 19_000], "k": 1})
+    assert under.status_code == 200
+
+
 def test_slow_clients_do_not_hold_up_others(server, client):
     sockets = []
     for n in range(30):
@@ -220,12 +253,14 @@ def writable(metadata_index, tmp_path):
     running.stop()
 
 
-def _everywhere(client, path: str, status: int, timeout: float = 5.0) -> float:
-    """Seconds until ``path`` answered ``status`` ten times running (both workers serve the change)."""
-    start, streak = time.perf_counter(), 0
-    while streak < 10:
-        streak = streak + 1 if client.get(path).status_code == status else 0
-        assert time.perf_counter() - start < timeout, f"{path} did not reach {status} on every worker"
+def _everywhere(client, generation: int, workers: int = 2, timeout: float = 5.0) -> float:
+    """Seconds until every worker (told apart by the pid ``/health`` reports; each request on a new
+    connection, so any worker may answer) serves ``generation`` or a newer one."""
+    start, seen = time.perf_counter(), {}
+    while len([g for g in seen.values() if g >= generation]) < workers:
+        health = client.get("/health", headers={"Connection": "close"}).json()
+        seen[health["worker"]] = health["generation"]
+        assert time.perf_counter() - start < timeout, f"workers at generations {seen}, expected {generation}"
     return time.perf_counter() - start
 
 
@@ -238,12 +273,17 @@ def test_api_writes_commit_and_every_worker_serves_them(writable):
         added = c.post("/documents", json={"documents": new, "check_duplicates": True}, headers=auth)
         assert added.status_code == 201 and added.json()["documents"] == 59
         assert [g["members"] for g in added.json()["duplicates"]["groups"]] == [[CTMC, "new/one"]]
-        _everywhere(c, "/documents/new%2Fone", 200)
+        _everywhere(c, added.json()["generation"])
+        assert all(c.get("/documents/new%2Fone", headers={"Connection": "close"}).status_code == 200
+                   for _ in range(10))
         assert c.get("/search", params={"q": "learned unmasking order planner", "k": 1}).json()["hits"][0]["id"] == "new-two"
         clash = c.post("/documents", json={"documents": [{"id": CTMC, "text": "x y"}]}, headers=auth)
         assert clash.status_code == 409 and CTMC in clash.json()["error"]
-        assert c.delete("/documents/new-two", headers=auth).status_code == 200
-        _everywhere(c, "/documents/new-two", 404)
+        removed = c.delete("/documents/new-two", headers=auth)
+        assert removed.status_code == 200
+        _everywhere(c, removed.json()["generation"])
+        assert all(c.get("/documents/new-two", headers={"Connection": "close"}).status_code == 404
+                   for _ in range(10))
         assert c.delete("/documents/new-two", headers=auth).status_code == 404
         assert c.post("/compact", headers=auth).json()["segments"] == 1
         assert c.get("/health").json()["documents"] == 58
@@ -256,9 +296,13 @@ def test_a_cli_add_in_another_process_is_served_within_about_a_second(writable, 
     server, path = writable
     source = tmp_path / "more.jsonl"
     source.write_text(json.dumps({"id": "from-cli", "text": SAME_TOPIC}) + "\n")
+    from embedsearch import Index
+
     run_cli("add", str(source), "--index", str(path), check=True)
+    committed = Index.load(path).generation
     with server.client() as c:
-        waited = _everywhere(c, "/documents/from-cli", 200)
+        waited = _everywhere(c, committed)
+        assert c.get("/documents/from-cli", headers={"Connection": "close"}).status_code == 200
     assert waited < 2.0, f"took {waited:.2f} s"
 
 

@@ -4,6 +4,7 @@ Sync routes run in the server's thread pool, so a slow request never holds up th
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -30,7 +31,7 @@ def only(*names: str):
     return Depends(check)
 
 
-def hits_json(served: Served, hits: list[Hit]) -> list[dict[str, Any]]:
+def hits_json(hits: list[Hit]) -> list[dict[str, Any]]:
     return [h.to_json() for h in hits]
 
 
@@ -67,7 +68,7 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
         """The ``k`` abstracts that best match a query (as ``embedsearch search --json``)."""
         served = current()
         hits = served.index.search(one_query(q), k, mode, filter)
-        return {"query": q, "generation": served.index.generation, "hits": hits_json(served, hits)}
+        return {"query": q, "generation": served.index.generation, "hits": hits_json(hits)}
 
     @api.post("/search", dependencies=[only()])
     def search_batch(body: SearchBatch):
@@ -75,7 +76,7 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
         served = current()
         results = served.index.search_many(body.queries, body.k, body.mode, body.filters)
         return {"generation": served.index.generation,
-                "results": [{"query": q, "hits": hits_json(served, h)} for q, h in zip(body.queries, results)]}
+                "results": [{"query": q, "hits": hits_json(h)} for q, h in zip(body.queries, results)]}
 
     @api.get("/similar/{doc_id:path}", dependencies=[only("k")])
     def similar(doc_id: str, k: int = Query(10, ge=1, le=LIMITS.k)):
@@ -84,14 +85,14 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
         if doc_id not in served.index.documents.row_of:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
         return {"id": doc_id, "generation": served.index.generation,
-                "hits": hits_json(served, served.index.similar(doc_id, k))}
+                "hits": hits_json(served.index.similar(doc_id, k))}
 
     @api.post("/similar", dependencies=[only()])
     def similar_text(body: SimilarText):
         """Papers related to an abstract's text."""
         served = current()
         return {"generation": served.index.generation,
-                "hits": hits_json(served, served.index.similar_to_text(body.text, body.k))}
+                "hits": hits_json(served.index.similar_to_text(body.text, body.k))}
 
     @api.get("/documents/{doc_id:path}", dependencies=[only()])
     def document(doc_id: str):
@@ -141,7 +142,8 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
     @api.get("/health", dependencies=[only()])
     def health():
         served = current()
-        return {"status": "ok", "generation": served.index.generation, "documents": len(served.index)}
+        return {"status": "ok", "generation": served.index.generation, "documents": len(served.index),
+                "worker": os.getpid()}
 
     @api.get("/info", dependencies=[only()])
     def info():
