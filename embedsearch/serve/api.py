@@ -5,6 +5,7 @@ Sync routes run in the server's thread pool, so a slow request never holds up th
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -153,8 +154,17 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
                 "topics": "ready" if topics.ready else ("off" if not topics.enabled else "computing"),
                 "limits": LIMITS.__dict__}
 
-    def writer(request: Request) -> None:
+    writing = threading.BoundedSemaphore(settings.max_writes)
+
+    def writer(request: Request):
         authorised(request, token, settings.writable)
+        if not writing.acquire(blocking=False):
+            raise ApiError(503, f"{settings.max_writes} writes are already waiting on this worker; retry shortly",
+                           {"Retry-After": "5"})
+        try:
+            yield
+        finally:
+            writing.release()
 
     @api.post("/documents", dependencies=[Depends(writer), only()], status_code=201)
     def add(body: AddDocuments):

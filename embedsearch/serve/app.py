@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import asynccontextmanager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -27,13 +28,28 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
     topics = TopicsState(settings.topics)
     live = Live(Path(path), settings, on_change=topics.want)
     topics.want(live.current)
-    app = FastAPI(title="embedsearch", version=__version__, redirect_slashes=False,
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        import anyio.to_thread
+
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
+        yield
+        live.close()
+
+    app = FastAPI(title="embedsearch", version=__version__, redirect_slashes=False, lifespan=lifespan,
                   description="Find related papers, topics and near-duplicates in a corpus of abstracts.")
     install(app)
     endpoints = api.router(live, topics, settings, token)
     app.include_router(endpoints)
     app.include_router(page.router(live, topics, endpoints.topics_ready))
     app.state.live, app.state.topics = live, topics
+
+    @app.on_event("startup")
+    async def _threads() -> None:
+        import anyio.to_thread
+
+        anyio.to_thread.current_default_thread_limiter().total_tokens = int(os.environ.get("T", "40"))
+
     return app
 
 
