@@ -19,8 +19,9 @@ class ServeSettings:
     exist (they also need the bearer token). ``follow_seconds``: how often a worker looks for a newer
     generation. ``topics``: fit topics in the background when none are saved (and carry them over after
     commits). ``lock_wait_seconds``: how long a write waits for another writer before answering 503.
-    ``threads``: requests a worker runs at once (more only queue for the same cores and lengthen the slowest
-    answers: p99 136-184 ms with 8 against 198-257 ms with 40 on two cores). ``max_writes``: writes a worker
+    ``threads``: requests a worker runs at once (anyio's 40 by default: on two cores 8 shortened the slowest
+    searches when only searches ran, but in the mixed benchmark slow duplicate checks then held most threads
+    and searches queued behind them, p50 531 ms against 69 ms; benchmarks/README.md). ``max_writes``: writes a worker
     lets wait for the writer lock at once; past it a write is answered 503 at once, so waiting writes can
     never take every request thread from the readers."""
 
@@ -31,7 +32,7 @@ class ServeSettings:
     follow_seconds: float = 0.25
     topics: bool = True
     lock_wait_seconds: float = 30.0
-    threads: int = 8
+    threads: int = 40
     max_writes: int = 2
 
     def __post_init__(self) -> None:
