@@ -87,7 +87,7 @@ def test_build_refuses_a_folder_that_is_not_an_index(tmp_path, corpus):
     target.mkdir()
     (target / "thesis.txt").write_text("three years of work")
     before = tree_hash(target, corpus)
-    result = run_cli("build", str(corpus), "--index", str(target))
+    result = run_cli("build", str(corpus), "--index", str(target), "--model", "hashing-384")
     one_error_line(result, 2, str(target), "not an embedsearch index", "left alone")
     assert tree_hash(target, corpus) == before
 
@@ -96,7 +96,7 @@ def test_build_refuses_the_folder_holding_its_own_source(tmp_path, corpus):
     folder = corpus.parent
     (folder / "thesis.txt").write_text("three years of work")
     before = tree_hash(folder)
-    one_error_line(run_cli("build", str(corpus), "--index", str(folder)), 2, "holds the source", str(corpus))
+    one_error_line(run_cli("build", str(corpus), "--index", str(folder), "--model", "hashing-384"), 2, "holds the source", str(corpus))
     assert tree_hash(folder) == before
 
 
@@ -104,7 +104,7 @@ def test_build_refuses_a_regular_file_as_index(tmp_path, corpus):
     target = tmp_path / "results.csv"
     target.write_text("precious,data\n")
     before = tree_hash(target)
-    one_error_line(run_cli("build", str(corpus), "--index", str(target)), 2, "is a file, not an index folder")
+    one_error_line(run_cli("build", str(corpus), "--index", str(target), "--model", "hashing-384"), 2, "is a file, not an index folder")
     assert tree_hash(target) == before and not list(tmp_path.glob(".results.csv*"))
 
 

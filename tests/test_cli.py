@@ -17,7 +17,7 @@ def built(tmp_path_factory):
         {"id": "c", "title": "Robot VLA", "abstract": "Vision-language-action policies for robot manipulation."},
     ]) + "\n")
     index = root / "idx"
-    run_cli("build", str(corpus), "--index", str(index), check=True)
+    run_cli("build", str(corpus), "--index", str(index), "--model", "hashing-384", check=True)  # CLI plumbing only
     return root, index
 
 
@@ -63,7 +63,7 @@ def test_info_add_remove(built, tmp_path):
     extra.write_text("id,abstract\nd,Graph neural networks for protein folding.\n")
     run_cli("add", str(extra), "--index", str(index), check=True)
     info = json.loads(run_cli("info", "--index", str(index), "--json", check=True).stdout)
-    assert info["documents"] == 4 and info["model"] == "all-MiniLM-L6-v2" and info["index_type"] == "flat"
+    assert info["documents"] == 4 and info["model"] == "hashing-384" and info["index_type"] == "flat"
     assert info["size_bytes"] > 0 and info["built_at"]
     run_cli("remove", "d", "--index", str(index), check=True)
     assert json.loads(run_cli("info", "--index", str(index), "--json").stdout)["documents"] == 3
