@@ -116,3 +116,10 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
     page.hover("#plotly-map")
     toolbar, legend = page.locator(".modebar").bounding_box(), page.locator(".legend").bounding_box()
     assert toolbar["y"] + toolbar["height"] <= legend["y"] or toolbar["x"] + toolbar["width"] <= legend["x"]
+
+
+def test_the_api_docs_render_offline(page, server):
+    page.goto(server.url + "/docs")
+    page.wait_for_selector(".swagger-ui .opblock")
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert {"/search", "/duplicates/check", "/documents"} <= {p.replace("\u200b", "") for p in paths}

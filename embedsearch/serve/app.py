@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline  # /docs with Swagger UI served by the app, not a CDN
 
 from .. import __version__
 from .guard import install
@@ -36,7 +37,7 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
         yield
         live.close()
 
-    app = FastAPI(title="embedsearch", version=__version__, redirect_slashes=False, lifespan=lifespan,
+    app = FastAPIOffline(title="embedsearch", version=__version__, redirect_slashes=False, lifespan=lifespan,
                   description="Find related papers, topics and near-duplicates in a corpus of abstracts.")
     install(app)
     endpoints = api.router(live, topics, settings, token)
