@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from embedsearch import Document, EmbedsearchError, Index, InputError, MissingDependencyError
-from embedsearch.embed import Embedder
+from embedsearch.embed import EmbedSettings, Embedder
 
 from conftest import clustered, run_cli
 
@@ -37,33 +37,41 @@ def test_ray_embeddings_equal_the_local_path(local_ray, bundled_docs, tmp_path):
     np.testing.assert_allclose(remote, local, atol=1e-5)
 
 
-def test_index_built_on_ray_answers_like_a_local_one(local_ray, bundled_docs, bundled_index, tmp_path, monkeypatch):
+HASHING = EmbedSettings(model="hashing-384")  # the build plumbing on Ray, no neural model to load per actor
+
+
+@pytest.fixture(scope="module")
+def hashing_index(bundled_docs, tmp_path_factory):
+    return Index.build(bundled_docs, tmp_path_factory.mktemp("hashing") / "idx", embed=HASHING)
+
+
+def test_index_built_on_ray_answers_like_a_local_one(local_ray, bundled_docs, hashing_index, tmp_path, monkeypatch):
     from embedsearch.distributed import RaySettings
 
     monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "fresh-cache"))
-    on_ray = Index.build(bundled_docs, tmp_path / "ray-idx", ray=RaySettings(workers=2))
-    np.testing.assert_allclose(on_ray.embeddings, bundled_index.embeddings, atol=1e-5)
+    on_ray = Index.build(bundled_docs, tmp_path / "ray-idx", embed=HASHING, ray=RaySettings(workers=2))
+    np.testing.assert_allclose(on_ray.embeddings, hashing_index.embeddings, atol=1e-5)
     query = "vision-language-action robot policies"
-    assert [h.id for h in on_ray.search(query, 5)] == [h.id for h in bundled_index.search(query, 5)]
+    assert [h.id for h in on_ray.search(query, 5)] == [h.id for h in hashing_index.search(query, 5)]
 
 
-def test_workers_read_the_source_files_and_write_the_segments(local_ray, bundled_docs, bundled_index, tmp_path):
+def test_workers_read_the_source_files_and_write_the_segments(local_ray, bundled_docs, hashing_index, tmp_path):
     from embedsearch.distributed import RaySettings
 
     files = []
     for number, part in enumerate((bundled_docs[:30], bundled_docs[30:])):
         files.append(tmp_path / f"part{number}.jsonl")
         files[-1].write_text("".join(json.dumps({"id": d.id, "text": d.text}) + "\n" for d in part))
-    on_ray = Index.from_sources(files, tmp_path / "ray-idx", ray=RaySettings(workers=2))
+    on_ray = Index.from_sources(files, tmp_path / "ray-idx", embed=HASHING, ray=RaySettings(workers=2))
     assert [s.rows for s in on_ray.snapshot.segments] == [30, 27]  # one task per file, its documents in order
     assert on_ray.documents.ids == [d.id for d in bundled_docs]
-    np.testing.assert_allclose(np.asarray(on_ray.embeddings), np.asarray(bundled_index.embeddings), atol=1e-5)
+    np.testing.assert_allclose(np.asarray(on_ray.embeddings), np.asarray(hashing_index.embeddings), atol=1e-5)
     query = "vision-language-action robot policies"
-    assert [h.id for h in on_ray.search(query, 5)] == [h.id for h in bundled_index.search(query, 5)]
+    assert [h.id for h in on_ray.search(query, 5)] == [h.id for h in hashing_index.search(query, 5)]
     assert on_ray.check(deep=True) == []
     files[1].write_text(files[1].read_text() + json.dumps({"id": bundled_docs[0].id, "text": "again"}) + "\n")
     with pytest.raises(InputError, match=f"part1.jsonl: duplicate id '{bundled_docs[0].id}' .*part0.jsonl"):
-        Index.from_sources(files, tmp_path / "dup-idx", ray=RaySettings(workers=2))
+        Index.from_sources(files, tmp_path / "dup-idx", embed=HASHING, ray=RaySettings(workers=2))
     assert not (tmp_path / "dup-idx").exists()
 
 
