@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[serve,test,bench,ray]'
+	$(PY) -m pip install -q -e '.[serve,test,ray]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -23,7 +23,12 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
-bench: $(VENV)/.installed
+# The benchmarks' comparison libraries (semhash, txtai's API) are not needed by the tests.
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
 	$(PY) benchmarks/search_bench.py
 
 clean:
