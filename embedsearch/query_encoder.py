@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 EXPORT_FORMAT = 1
+THREADS_ENV = "EMBEDSEARCH_ONNX_THREADS"  # set by `serve --workers N` so N workers share the cores
 _POOLING = ("mean", "cls")
 
 
@@ -103,7 +104,7 @@ class OnnxQueryEncoder:
         self._model_input.enable_truncation(self.config["max_seq_length"])
         self._model_input.enable_padding(pad_id=self.config["pad_id"], pad_token=self.config["pad_token"])
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+        options.intra_op_num_threads = threads or int(os.environ.get(THREADS_ENV, 0)) or min(4, os.cpu_count() or 1)
         options.log_severity_level = 3
         self._session = onnxruntime.InferenceSession(str(folder / "model.onnx"), options,
                                                      providers=["CPUExecutionProvider"])

@@ -48,6 +48,10 @@ def serve(path: Path, settings: ServeSettings, token: str | None) -> None:
         raise InputError(f"--writable needs a token: set {TOKEN_ENV} or pass --token-file FILE")
     path = check_index(path)
     os.environ.update(environment(path, settings))
+    if settings.workers > 1:
+        from ..query_encoder import THREADS_ENV
+
+        os.environ.setdefault(THREADS_ENV, str(max(1, (os.cpu_count() or 1) // settings.workers)))
     print(f"serving {path} on http://{settings.host}:{settings.port} ({settings.workers} worker(s), "
           f"{'writable' if settings.writable else 'read-only'}); API docs at /docs; Ctrl-C stops",
           file=sys.stderr, flush=True)
