@@ -101,6 +101,18 @@ def test_results_persist_and_adds_keep_the_labels_until_a_refit(index_copy, monk
     assert carried.coordinates.shape == (57, 2) and sorted(carried.ids) == sorted(index_copy.documents.ids)
     refitted = index_copy.topics(refit=True)
     assert len(calls) == 4 and index_copy.topics() == refitted
+def test_carrying_topics_over_after_every_commit_keeps_two_saved_fits(index_copy):
+    """A service carries topics over after each commit; the folder must not gain one model per commit."""
+    first = index_copy.topics()
+    base = index_copy.documents.get([0])[0].text
+    for n in range(4):
+        index_copy.add([Document(f"later-{n}", f"{base} Addendum number {n} with new words.")])
+        carried = index_copy.topics()
+    saved = sorted(p.parent for p in (index_copy.path / "topics").glob("*/model.json"))
+    assert len(saved) == 2 and [t.label for t in carried.topics()] == [t.label for t in first.topics()]
+    assert Index.load(index_copy.path).topics() == carried and "later-3" in carried.ids
+
+
 def test_a_level_the_fit_lacks_fails_before_anything_is_saved(index_copy, model):
     import shutil
 

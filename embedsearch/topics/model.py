@@ -103,6 +103,7 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
     if model is not None:
         model.topics(level)
         save(model, folder)
+        _prune(index, settings)
         return model
     cl.enable_numba_cache()
     embeddings = np.asarray(index.embeddings, dtype=np.float32)
@@ -131,8 +132,8 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
     return model
 
 
-def _latest(index, settings: cl.TopicSettings) -> TopicModel | None:
-    """The most recent saved fit of this index with the same requested settings, if any."""
+def _saved(index, settings: cl.TopicSettings) -> list[tuple[int, Path]]:
+    """Saved fits of this index with the same requested settings, newest corpus version first."""
     root = index.path / FOLDER
     wanted = asdict(settings)
     found = []
@@ -144,12 +145,28 @@ def _latest(index, settings: cl.TopicSettings) -> TopicModel | None:
         meta = head.get("settings", {})
         if head.get("format") == FORMAT and meta.get("requested") == wanted:
             found.append((meta.get("corpus_version", -1), folder))
-    for _, folder in sorted(found, reverse=True):
+    return sorted(found, reverse=True)
+
+
+def _latest(index, settings: cl.TopicSettings) -> TopicModel | None:
+    """The most recent saved fit of this index with the same requested settings, if any."""
+    for _, folder in _saved(index, settings):
         try:
             return load(folder)
         except CorruptIndexError:
             continue
     return None
+
+
+KEEP_CARRIED = 2
+
+
+def _prune(index, settings: cl.TopicSettings) -> None:
+    """Drop carried-over fits older than the newest ``KEEP_CARRIED`` (the previous one stays for readers
+    still on the previous generation): a service that carries topics over after every commit would
+    otherwise keep one saved model per commit."""
+    for _, folder in _saved(index, settings)[KEEP_CARRIED:]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _assemble(index, embeddings, labels, attached, resolved, coordinates, requested) -> TopicModel:
