@@ -237,7 +237,7 @@ def test_slow_clients_do_not_hold_up_others(server, client):
     try:
         start = time.perf_counter()
         assert client.get("/search", params={"q": "robot world models"}).status_code == 200
-        assert time.perf_counter() - start < 2
+        assert time.perf_counter() - start < 10  # held up, it would wait for the slow clients (forever)
     finally:
         for s in sockets:
             s.close()
@@ -303,7 +303,7 @@ def test_a_cli_add_in_another_process_is_served_within_about_a_second(writable, 
     with server.client() as c:
         waited = _everywhere(c, committed)
         assert c.get("/documents/from-cli", headers={"Connection": "close"}).status_code == 200
-    assert waited < 2.0, f"took {waited:.2f} s"
+    assert waited < 5.0, f"took {waited:.2f} s"  # a bound, not a speed target: ~0.5 s is measured in serve_bench
 
 
 READER = """
