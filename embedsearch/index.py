@@ -262,13 +262,14 @@ class Index:
         pending = Pending(documents, self.encode([d.embed_text for d in documents]))
         return find_duplicates_against(pending, self.snapshot, replace(settings or DedupSettings(), **overrides))
 
-    def add(self, documents: Iterable[Document], progress: bool = False, wait: bool | float = True) -> "Index":
-        """Append documents as a new segment, embedding only them (``writer.embed_new``); ids live in the
-        index are an error."""
+    def add(self, documents: Iterable[Document], progress: bool = False, wait: bool | float = True,
+            encoder: Any = None) -> "Index":
+        """Append documents as a new segment, embedding only them (``writer.embed_new``, through ``encoder``
+        when given and made by this index's model); ids live in the index are an error."""
         documents = list(documents)
         check_unique(documents)
         writer.refuse_present(self.refresh().snapshot, [d.id for d in documents])
-        return self.add_embedded(documents, writer.embed_new(self.snapshot, documents, progress), wait)
+        return self.add_embedded(documents, writer.embed_new(self.snapshot, documents, progress, encoder), wait)
 
     def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> "Index":
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""

@@ -75,12 +75,15 @@ Batch = tuple[Sequence[Document], np.ndarray]
 FAST_ADD = 32
 
 
-def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool) -> np.ndarray:
+def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool, encoder=None) -> np.ndarray:
     """Vectors for documents being added, made as the index's were. Up to ``FAST_ADD`` documents go through
     the fast query encoder (ONNX, no torch import: a submission is checked in well under two seconds; its
-    parity with the model is tested), more through the model and its embedding cache."""
+    parity with the model is tested), more through the model and its embedding cache. ``encoder``, when it
+    is this index's model (a service's shared one), takes every batch."""
     from .embed import EmbedSettings, Embedder, check_fingerprint
 
+    if encoder is not None and encoder.fingerprint == snapshot.manifest["model"]["fingerprint"]:
+        return encoder.encode([d.embed_text for d in documents])
     if len(documents) <= FAST_ADD:
         return snapshot.encoder.encode([d.embed_text for d in documents])
     embedder = Embedder(EmbedSettings(**snapshot.manifest["model"]["settings"]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -34,20 +35,6 @@ def only(*names: str):
 
 def hits_json(hits: list[Hit]) -> list[dict[str, Any]]:
     return [h.to_json() for h in hits]
-
-
-def add_documents(index: Index, documents: list, encoder, wait: float) -> None:
-    """``Index.add`` through the worker's shared encoder (``BatchingEncoder``: searches arriving meanwhile
-    are encoded between its small calls instead of waiting for the whole batch)."""
-    from ..writer import check_unique, refuse_present
-
-    if encoder.fingerprint != index.manifest["model"]["fingerprint"]:  # rebuilt with another model meanwhile
-        index.add(documents, wait=wait)
-        return
-    check_unique(documents)
-    refuse_present(index.snapshot, [d.id for d in documents])
-    texts = [d.embed_text for d in documents]
-    index.add_embedded(documents, encoder.encode(texts), wait=wait)
 
 
 def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str | None) -> APIRouter:
@@ -107,35 +94,20 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
 
     def topic_of(doc_id: str) -> dict[str, Any] | None:
         ready = topics.ready
-        found = ready.model.topic_of(doc_id) if ready is not None and doc_id in ready.model.ids else None
+        found = ready.model.topic_of(doc_id) if ready is not None and doc_id in ready.model.row_of else None
         return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
 
     @api.get("/topics", dependencies=[only("level")])
     def topics_json(level: int = Query(0, ge=0, le=20)):
         """Topics with labels, keywords, representatives and members (as ``embedsearch topics --json``)."""
-        ready = topics_ready()
+        ready = topics.require()
         return {**ready.model.to_json(level), "generation": ready.generation}
-
-    def topics_ready():
-        if topics.ready is None:
-            if not topics.enabled:
-                raise ApiError(404, "topics are off on this server (started with --no-topics); run "
-                                    "`embedsearch topics --index PATH` and restart without it")
-            if topics.failure:
-                raise ApiError(503, f"topics could not be computed: {topics.failure}")
-            raise ApiError(503, "topics are being computed; try again in a minute", {"Retry-After": "30"})
-        return topics.ready
-
-    api.topics_ready = topics_ready  # type: ignore[attr-defined]
 
     @api.post("/duplicates/check", dependencies=[only()])
     def duplicates_check(body: DuplicateCheck):
         """Each new abstract's matches in the index, with verdict, cosine, overlap and shared passages (as
         ``embedsearch dedup --against --json``); nothing is added."""
-        try:
-            documents = body.documents()
-        except ValueError as exc:
-            raise ApiError(422, str(exc)) from None
+        documents = body.documents()
         served = current()
         report = served.index.check_duplicates(documents, **body.overrides())
         return {**report.to_json(), "generation": served.index.generation}
@@ -150,9 +122,9 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
     def info():
         """The index (as ``embedsearch info --json``), its filterable fields, and this server's settings."""
         served = current()
-        return {**served.index.info(), "fields": served.fields, "writable": settings.writable and token is not None,
+        return {**served.info, "fields": served.fields, "writable": settings.writable and token is not None,
                 "topics": "ready" if topics.ready else ("off" if not topics.enabled else "computing"),
-                "limits": LIMITS.__dict__}
+                "limits": asdict(LIMITS)}
 
     writing = threading.BoundedSemaphore(settings.max_writes)
 
@@ -172,7 +144,7 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
         documents = [d.document(n) for n, d in enumerate(body.documents)]
         index = Index.load(live.path)
         try:
-            add_documents(index, documents, live.encoder, settings.lock_wait_seconds)
+            index.add(documents, wait=settings.lock_wait_seconds, encoder=live.encoder)
         except InputError as exc:
             if "is already in" in str(exc):
                 raise ApiError(409, str(exc).replace(str(live.path), "the index")) from None

@@ -42,7 +42,7 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
     install(app)
     endpoints = api.router(live, topics, settings, token)
     app.include_router(endpoints)
-    app.include_router(page.router(live, topics, endpoints.topics_ready))
+    app.include_router(page.router(live, topics))
     app.state.live, app.state.topics = live, topics
 
     @app.on_event("startup")

@@ -37,7 +37,6 @@ class BatchingEncoder:
         self.fingerprint = getattr(inner, "fingerprint", None)
         self.dimension = getattr(inner, "dimension", None)
         self.max_batch = max_batch
-        self.calls = 0
         self._short: deque[_Request] = deque()
         self._long: deque[_Request] = deque()
         self._bulk: deque[_Request] = deque()
@@ -79,7 +78,6 @@ class BatchingEncoder:
             batch = self._take()
             try:
                 vectors = self.inner.encode([t for r in batch for t in r.texts])
-                self.calls += 1
             except BaseException as exc:  # each caller gets the error in its own thread
                 for r in batch:
                     r.error = exc

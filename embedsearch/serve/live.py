@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,13 @@ class Served:
 
     def __init__(self, index: Index, encoder: BatchingEncoder | None = None):
         self.index = index
-        self.opened_at = time.time()
         if encoder is not None and encoder.fingerprint == index.manifest["model"]["fingerprint"]:
             index.snapshot.encoder = encoder
+
+    @cached_property
+    def info(self) -> dict[str, Any]:
+        """``Index.info`` (it measures the folder on disk: once per generation, not per request)."""
+        return self.index.info()
 
     @cached_property
     def fields(self) -> list[dict[str, Any]]:
@@ -57,7 +60,6 @@ class Live:
         first = Index.load(self.path)
         self.encoder = BatchingEncoder(first.snapshot.encoder)
         self.current = Served(first, self.encoder).warm()
-        self.switches = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, name="embedsearch-follow", daemon=True)
         self._thread.start()
@@ -68,7 +70,6 @@ class Live:
             newest = gen.numbers(self.path)[-1:]
             if newest and newest[0] != self.current.index.generation:
                 self.current = Served(Index.load(self.path, generation=newest[0]), self.encoder).warm()
-                self.switches += 1
                 if self._on_change is not None:
                     self._on_change(self.current)
         return self.current

@@ -30,7 +30,7 @@ def _shipped() -> frozenset[str]:
     return frozenset(p.name for p in STATIC.iterdir() if p.is_file())
 
 
-def router(live: Live, topics: TopicsState, topics_ready) -> APIRouter:
+def router(live: Live, topics: TopicsState) -> APIRouter:
     page = APIRouter(include_in_schema=False)
     rendered: dict[tuple[int, int], str] = {}
 
@@ -55,7 +55,7 @@ def router(live: Live, topics: TopicsState, topics_ready) -> APIRouter:
         """The topic map of the generation topics were last brought up to; searching rings hits via the API."""
         from ..topics.maps import render_html
 
-        ready = topics_ready()
+        ready = topics.require()
         model = ready.model
         if not 0 <= level < len(model.levels):
             from .guard import ApiError

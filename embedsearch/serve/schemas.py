@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ..corpus import Document, parse_record
 from .settings import LIMITS
@@ -33,7 +33,7 @@ K = Annotated[int, Field(ge=1, le=LIMITS.k)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=False)
+    model_config = ConfigDict(extra="forbid")
 
 
 class SearchBatch(Strict):
@@ -69,9 +69,13 @@ class DuplicateCheck(Strict):
     min_cosine: Annotated[float, Field(ge=0, le=1)] | None = None
     min_overlap: Annotated[float, Field(ge=0, le=1)] | None = None
 
-    def documents(self) -> list[Document]:
+    @model_validator(mode="after")
+    def _one_form(self) -> "DuplicateCheck":
         if (self.text is None) == (self.abstracts is None):
             raise ValueError("give either text (one abstract) or abstracts (a list), not both")
+        return self
+
+    def documents(self) -> list[Document]:
         if self.text is not None:
             return [parse_record({"id": "new", "text": self.text}, "text")]
         return [a.document(n) for n, a in enumerate(self.abstracts or [], start=1)]

@@ -42,9 +42,18 @@ class TopicsState:
             self._started = True
             self._thread.start()
 
-    @property
-    def computing(self) -> bool:
-        return self._wanted is not None or self._wake.is_set()
+    def require(self) -> Ready:
+        """The newest model ready, or the API's answer for why there is none yet."""
+        from .guard import ApiError
+
+        if self.ready is None:
+            if not self.enabled:
+                raise ApiError(404, "topics are off on this server (started with --no-topics); run "
+                                    "`embedsearch topics --index PATH` and restart without it")
+            if self.failure:
+                raise ApiError(503, f"topics could not be computed: {self.failure}")
+            raise ApiError(503, "topics are being computed; try again in a minute", {"Retry-After": "30"})
+        return self.ready
 
     def _run(self) -> None:
         while True:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import shutil
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,12 @@ class TopicModel:
     def unassigned(self, level: int = 0) -> tuple[str, ...]:
         return tuple(i for i, t in zip(self.ids, self.assignments[level]) if t < 0)
 
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        return {doc_id: row for row, doc_id in enumerate(self.ids)}
+
     def topic_of(self, doc_id: str, level: int = 0) -> Topic | None:
-        row = self.ids.index(doc_id)
+        row = self.row_of[doc_id]
         topic = self.assignments[level][row]
         return self.levels[level][topic] if topic >= 0 else None
 
