@@ -206,3 +206,14 @@ def test_planted_duplicates_split_across_ivf_lists_are_found(bundled_index, tmp_
     assert len(partitions(vectors, len(index), 300)) >= 6
     pairs = {frozenset((p.a, p.b)) for p in index.duplicates(rows_per_job=300).pairs}
     assert pairs == {frozenset((f"p{c}", f"twin{c}")) for c in copies}
+
+
+def test_an_exact_text_is_matched_even_where_the_vectors_miss_it(tmp_path, bundled_docs, bundled_index):
+    """Exact texts are found by their hash, not only as nearest neighbours: here the indexed copy's stored
+    vector is another paper's, so the neighbour search cannot reach it."""
+    docs = bundled_docs[:20]
+    vectors = np.asarray(bundled_index.embeddings[:20], dtype=np.float32).copy()
+    vectors[7] = vectors[3]
+    reference = Index.from_embeddings(docs, vectors, tmp_path / "ref", bundled_index.manifest["model"])
+    report = reference.check_duplicates([Document("sub", docs[7].text)], neighbours=1)
+    assert any(p.b == docs[7].id and p.verdict == "exact" for p in report.pairs), report.pairs
