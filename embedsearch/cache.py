@@ -61,7 +61,7 @@ class EmbeddingCache:
 
 
 PARTS = {"embeddings": "embedding vectors by model", "onnx": "query encoders exported to ONNX",
-         "numba": "compiled umap/hdbscan code"}
+         "numba": "compiled umap/hdbscan code", "models": "model fingerprints and token windows by folder"}
 
 
 @dataclass(frozen=True)

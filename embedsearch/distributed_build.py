@@ -57,11 +57,12 @@ def from_sources(sources: list[Path], target: Path, fields: FieldMap, skip_inval
     from . import lexical as lex
     from . import store
     from . import vectors as vec
-    from .distributed import job_map
+    from .distributed import connect, job_map
     from .embed import EmbedSettings, Embedder
     from .search import SearchSettings
     from .writer import StoreSettings, export_query_encoder
 
+    connect(ray)  # an unreachable cluster fails in a second, not after loading the model
     embedder = Embedder(embed or EmbedSettings())
     storage = storage or StoreSettings()
     parts = {"vectors": vec.VectorSettings(), "lexical": lex.LexicalSettings(), "search": SearchSettings()}

@@ -64,9 +64,14 @@ def resolve_model(name: str) -> str:
     return name
 
 
-@lru_cache(maxsize=4)
 def load_model(name: str, device: str | None = None) -> "SentenceTransformer":
-    """Load a sentence-transformers model once per process."""
+    """Load a sentence-transformers model once per process (``load_model(m)`` and ``load_model(m, None)``
+    are the same load: one copy of the weights in memory)."""
+    return _load_model(name, device)
+
+
+@lru_cache(maxsize=4)
+def _load_model(name: str, device: str | None) -> "SentenceTransformer":
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from .encoder import is_hashing
 
@@ -183,20 +188,49 @@ def text_key(text: str) -> bytes:
 
 
 class Embedder:
-    """Embeds texts through the cache: a window string the model has seen before is never encoded again."""
+    """Embeds texts through the cache: a window string the model has seen before is never encoded again.
+    The model itself is loaded on the first window missing from the cache (``known_models``)."""
 
     def __init__(self, settings: EmbedSettings = EmbedSettings(), cache_dir: Path | None = None):
         from .cache import EmbeddingCache, default_cache_dir
         from .encoder import HashingEncoder, is_hashing
+        from .known_models import recall
 
         self.settings = settings
         self.hashing = HashingEncoder(settings.model) if is_hashing(settings.model) else None
-        self.model = None if self.hashing else load_model(settings.model, settings.device)
-        self.info = self.hashing.info() if self.hashing else model_info(self.model)
+        self._model: "SentenceTransformer | None" = None
+        self.known = None if self.hashing else recall(resolve_model(settings.model))
+        if self.hashing:
+            self.info = self.hashing.info()
+        elif self.known:
+            self.info = {k: self.known.info[k] for k in ("dimension", "max_seq_length", "fingerprint")}
+        else:
+            self.info = model_info(self.model)
         self.fingerprint = self.info["fingerprint"]
         self.dimension = self.info["dimension"]
         self.cache = EmbeddingCache(cache_dir or default_cache_dir(), self.fingerprint, self.info["dimension"])
         self.computed = 0
+
+    @property
+    def model(self) -> "SentenceTransformer | None":
+        """The sentence-transformers model (``None`` for the hashing encoder), loaded on first use."""
+        if self.hashing is None and self._model is None:
+            from .known_models import remember
+
+            model = load_model(self.settings.model, self.settings.device)
+            info = model_info(model)
+            if self.known and info["fingerprint"] != self.known.info["fingerprint"]:
+                raise ModelMismatchError(f"model {self.settings.model!r} changed on disk while embedding "
+                                         f"(fingerprint {info['fingerprint']}, was {self.fingerprint}); run again")
+            remember(resolve_model(self.settings.model), info, model.tokenizer.num_special_tokens_to_add())
+            self._model = model
+        return self._model
+
+    def _split(self, texts: Sequence[str]) -> tuple[list[str], list[int], list[float]]:
+        if self.known is None:
+            return split(texts, self.model, self.settings)
+        return split_texts(texts, self.known.offsets(texts), self.known.max_tokens, self.settings.max_windows,
+                           self.settings.tail_weight)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """The ``Encoder`` protocol: ``embed`` without progress reporting."""
@@ -220,7 +254,7 @@ class Embedder:
         out = np.zeros((len(texts), self.info["dimension"]), dtype=np.float32)
         for start in range(0, len(texts), chunk):
             part = texts[start:start + chunk]
-            pieces, owners, weights = split(part, self.model, self.settings)
+            pieces, owners, weights = self._split(part)
             keys = [text_key(p) for p in pieces]
             found = self.cache.get_many(keys)
             missing = [i for i, k in enumerate(keys) if k not in found]

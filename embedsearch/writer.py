@@ -276,7 +276,7 @@ def _named(root: Path, name: str) -> bool:
 
 def export_query_encoder(embedder) -> None:
     """Export the model for the fast query path (cached per model fingerprint)."""
-    from .query_encoder import export_onnx
+    from .query_encoder import export_dir, export_onnx
 
-    if embedder.model is not None:
+    if embedder.hashing is None and not (export_dir(embedder.fingerprint) / "config.json").exists():
         export_onnx(embedder.model, embedder.fingerprint)

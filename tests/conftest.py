@@ -11,9 +11,16 @@ from pathlib import Path
 
 import pytest
 
-_SESSION_DIR = Path(tempfile.mkdtemp(prefix="embedsearch-tests-"))
+# One temporary root per test run. pytest-xdist workers inherit it from the controller and take a folder
+# each for vector caches and the default index; numba's compiled umap/hdbscan code is shared by all of them
+# (compiled once per run rather than once per worker: it is the same machine code whoever compiles it).
+if "EMBEDSEARCH_TEST_ROOT" not in os.environ:
+    os.environ["EMBEDSEARCH_TEST_ROOT"] = tempfile.mkdtemp(prefix="embedsearch-tests-")
+_ROOT = Path(os.environ["EMBEDSEARCH_TEST_ROOT"])
+_SESSION_DIR = _ROOT / os.environ.get("PYTEST_XDIST_WORKER", "main")
 os.environ["EMBEDSEARCH_CACHE_DIR"] = str(_SESSION_DIR / "cache")
 os.environ["EMBEDSEARCH_HOME"] = str(_SESSION_DIR / "home")
+os.environ["NUMBA_CACHE_DIR"] = str(_ROOT / "numba")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,7 +28,8 @@ SHARED = REPO.parent / "shared"
 
 
 def pytest_sessionfinish(session, exitstatus):
-    shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+    is_worker = hasattr(session.config, "workerinput")
+    shutil.rmtree(_SESSION_DIR if is_worker else _ROOT, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -69,7 +69,8 @@ def test_info_add_remove(built, tmp_path):
     assert json.loads(run_cli("info", "--index", str(index), "--json").stdout)["documents"] == 3
 
 
-def test_default_index_is_the_bundled_corpus():
+def test_default_index_is_the_bundled_corpus(bundled_index):
+    """The first command without --index builds the bundled corpus (from the vectors the fixture cached)."""
     out = run_cli("search", "continuous-time Markov chain diffusion", "-k", "1", "--json", check=True)
     assert json.loads(out.stdout)["id"] == "001_d172d3709162399d:3"
 

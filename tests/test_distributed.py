@@ -14,6 +14,9 @@ from embedsearch.embed import EmbedSettings, Embedder
 
 from conftest import clustered, run_cli
 
+# One local Ray cluster per worker process is plenty for two cores: under pytest-xdist these run on one worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 @pytest.fixture(scope="session")
 def local_ray():
@@ -87,7 +90,7 @@ def test_unreachable_cluster_and_bad_flags(tmp_path):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "a", "text": "An abstract."}\n')
     bad = run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--engine", "ray", "--ray-address",
-                  "127.0.0.1:1")
+                  "127.0.0.1:1", "--model", str(tmp_path / "no-model"))  # the cluster is tried before the model
     assert bad.returncode == 2 and "cannot reach a Ray cluster at '127.0.0.1:1'" in bad.stderr
     assert not (tmp_path / "i").exists()
     usage = run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--workers", "2")

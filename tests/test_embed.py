@@ -53,3 +53,10 @@ def test_cache_serves_windows_so_settings_can_change_without_reembedding(tmp_pat
     again = Embedder(EmbedSettings(max_windows=8, tail_weight=1.0), cache_dir=tmp_path)
     b = again.embed([long_text])
     assert again.computed == 0 and not np.allclose(a, b)
+
+
+def test_the_model_is_loaded_once_however_the_device_is_passed(model):
+    from embedsearch.embed import DEFAULT_MODEL, load_model
+
+    assert load_model(DEFAULT_MODEL, None) is model
+    assert Embedder(EmbedSettings()).model is model  # the embedder shares the fixture's weights, no second copy

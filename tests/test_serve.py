@@ -307,32 +307,35 @@ def test_a_cli_add_in_another_process_is_served_within_about_a_second(writable, 
 
 
 READER = """
-import collections, json, sys, time, httpx
-url, seconds = sys.argv[1], float(sys.argv[2])
+import collections, json, os, sys, time, httpx
+url, stop = sys.argv[1], sys.argv[2]
 statuses, generations = collections.Counter(), set()
-end = time.time() + seconds
+end = time.time() + 180
 with httpx.Client(base_url=url, timeout=30) as c:
-    while time.time() < end:
+    while not os.path.exists(stop) and time.time() < end:
         for method, path, kw in [("GET", "/search", {"params": {"q": "discrete diffusion", "k": 5}}),
                                  ("GET", "/similar/001_d172d3709162399d:3", {}),
                                  ("POST", "/duplicates/check", {"json": {"text": sys.argv[3]}})]:
             r = c.request(method, path, **kw)
             statuses[r.status_code] += 1
-            generations.add(r.json().get("generation"))
+            if r.status_code == 200:
+                generations.add(r.json().get("generation"))
 print(json.dumps({"statuses": statuses, "generations": sorted(g for g in generations if g)}))
 """
 
 
-def test_reads_never_fail_while_writers_commit(writable):
+def test_reads_never_fail_while_writers_commit(writable, tmp_path):
     server, _ = writable
-    readers = [subprocess.Popen([sys.executable, "-c", READER, server.url, "12", REWORDED], stdout=subprocess.PIPE,
+    stop = tmp_path / "stop"
+    readers = [subprocess.Popen([sys.executable, "-c", READER, server.url, str(stop), REWORDED], stdout=subprocess.PIPE,
                                 text=True, cwd=REPO) for _ in range(3)]
     auth = {"Authorization": f"Bearer {TOKEN}"}
     with server.client() as c:
         for batch in range(5):
             docs = [{"id": f"w{batch}-{i}", "text": f"{SAME_TOPIC} Variant {batch} {i}."} for i in range(20)]
             assert c.post("/documents", json={"documents": docs}, headers=auth).status_code == 201
-            time.sleep(1)
+            time.sleep(0.5)
+    stop.touch()  # readers run until every commit is done, however slow a loaded machine makes the commits
     results = [json.loads(r.communicate(timeout=60)[0]) for r in readers]
     for result in results:
         assert set(result["statuses"]) == {"200"}, result

@@ -1,10 +1,10 @@
 """Query encoding shared by a worker's request threads: texts that arrive while the model is busy are
 encoded together in its next call (one ONNX run for many queries costs far less than one run each).
 Short texts (queries), a few long ones (an abstract being checked) and bulk (abstracts being added, cut
-into small parts) wait in separate lanes, served in that order, one small call of long texts at a time:
-a search waits for at most one such call and a duplicate check for at most one part of an add, however
-many abstracts are being added (adds take the time interactive requests leave). Nothing waits on purpose: at low
-load a text is encoded alone, at once."""
+into small parts) wait in separate lanes. Queries go first; long texts go one small call at a time, checks
+and parts of adds taking turns: a search waits for at most one such call, a duplicate check for at most one
+part of an add however many abstracts are being added, and an add keeps moving under a stream of checks.
+Nothing waits on purpose: at low load a text is encoded alone, at once."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ class BatchingEncoder:
         self._long: deque[_Request] = deque()
         self._bulk: deque[_Request] = deque()
         self._ready = threading.Condition()
+        self._bulk_turn = False
         threading.Thread(target=self._loop, name="embedsearch-encode", daemon=True).start()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -71,7 +72,9 @@ class BatchingEncoder:
                     batch.append(self._short.popleft())
                     size += len(batch[-1].texts)
                 return batch
-            return [(self._long or self._bulk).popleft()]
+            lane = self._bulk if self._bulk and (self._bulk_turn or not self._long) else self._long
+            self._bulk_turn = lane is self._long
+            return [lane.popleft()]
 
     def _loop(self) -> None:
         while True:
