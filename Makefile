@@ -20,9 +20,9 @@ demo: $(VENV)/.installed
 	$(BIN)/embedsearch search "vision-language-action robot policies" -k 5
 	$(BIN)/embedsearch similar 001_d172d3709162399d:3 -k 3
 
-# One pytest worker per core (at most 4; each loads the model once); the Ray tests share one worker.
+# pytest-xdist workers (2 to 4, see tests/conftest.py); the Ray tests share one worker.
 test: $(VENV)/.installed
-	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
+	$(PY) -m pytest -q -n auto --dist loadgroup
 
 # The benchmarks' comparison libraries (semhash, txtai's API) are not needed by the tests.
 $(VENV)/.bench-installed: $(VENV)/.installed

@@ -27,6 +27,12 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: a worker per core, at least two (many tests wait on processes and sockets) and at most
+    four (each worker loads the model and builds the bundled index once)."""
+    return max(2, min(4, os.cpu_count() or 1))
+
+
 def pytest_sessionfinish(session, exitstatus):
     is_worker = hasattr(session.config, "workerinput")
     shutil.rmtree(_SESSION_DIR if is_worker else _ROOT, ignore_errors=True)
