@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from embedsearch import Document, Index, InputError
-from embedsearch.topics import TopicSettings
+from embedsearch.topics import TopicSettings, cached
 from embedsearch.topics.labels import keywords
 
 from conftest import run_cli
@@ -94,8 +94,10 @@ def test_results_persist_and_adds_keep_the_labels_until_a_refit(index_copy, monk
     near = index_copy.documents.get([index_copy.documents.row_of[first.topics()[0].representatives[0]]])[0]
     index_copy.add([Document("new", near.text + " We add a short new paragraph to this abstract.")])
     index_copy.remove([first.topics()[1].members[-1]])
+    assert len(index_copy) == len(first.ids) and cached(index_copy) is None  # search shows no stale labels
     carried = index_copy.topics()
     assert len(calls) == 2  # carried over, not refitted
+    assert cached(Index.load(index_copy.path)) == carried
     assert [t.label for t in carried.topics()] == [t.label for t in first.topics()]
     assert "new" in carried.topics()[0].members and first.topics()[1].members[-1] not in carried.ids
     assert carried.coordinates.shape == (57, 2) and sorted(carried.ids) == sorted(index_copy.documents.ids)

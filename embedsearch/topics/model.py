@@ -260,6 +260,6 @@ def cached(index) -> TopicModel | None:
             model = load(folder)
         except CorruptIndexError:
             continue
-        if len(model.ids) == len(index):
+        if model.settings.get("corpus_version") == index.manifest["corpus_version"]:
             return model
     return None
