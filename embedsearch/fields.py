@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .filters import FILE, _damaged_is_corrupt, _finite, _kind
+from .filters import FILE, column_kind, finite_number, read_or_corrupt
 
 
 MAX_VALUES = 50
@@ -31,7 +31,7 @@ def describe(parts: Sequence[tuple[Path, np.ndarray | None]]) -> list[dict[str, 
     for name, (kind, counts) in sorted(merged.items()):
         entry: dict[str, Any] = {"name": name, "kind": kind}
         if kind in ("integer", "number") and counts:
-            numbers = [_finite(v) for v in counts]
+            numbers = [finite_number(v) for v in counts]
             entry["min"], entry["max"] = min(numbers), max(numbers)
         if kind != "number":
             common = sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))[:MAX_VALUES]
@@ -46,11 +46,11 @@ def _describe_segment(folder: Path) -> dict[str, tuple[str, dict[Any, int]]]:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    table = _damaged_is_corrupt(folder, lambda: pq.read_table(folder / FILE))
+    table = read_or_corrupt(folder, lambda: pq.read_table(folder / FILE))
     out = {}
     for name in table.column_names:
         column = table.column(name).combine_chunks()
-        kind, _ = _kind(column)
+        kind, _ = column_kind(column)
         if hasattr(column.type, "value_type"):
             column = pc.list_flatten(column)
         counts = {}

@@ -41,13 +41,13 @@ class Filter:
         op = "=" if op == "==" else op
         if value[:1] in "<>=!":
             raise InputError(f"filter {expression!r}: unexpected {value[0]!r} after {op}; write FIELD{op}VALUE")
-        if op in _NUMERIC and _finite(value) is None:
+        if op in _NUMERIC and finite_number(value) is None:
             raise InputError(f"filter {expression!r}: {op} needs a finite number, got {value!r}")
         return cls(field, op, value)
 
     def check_type(self, kind: str, example: Any) -> None:
         """Refuse a condition that could never match the field's type, instead of returning nothing."""
-        number = _finite(self.value)
+        number = finite_number(self.value)
         where = f"filter {self.field}{self.op}{self.value}"
         if self.op in _NUMERIC and kind not in ("integer", "number"):
             raise InputError(f"{where}: {self.field!r} holds text (e.g. {example!r}), so {self.op} cannot compare "
@@ -59,11 +59,12 @@ class Filter:
             raise InputError(f"{where}: {self.field!r} holds numbers (e.g. {example!r}); {self.value!r} is not one")
 
     def mask(self, values: Sequence[Any]) -> np.ndarray:
-        if self.op in _NUMERIC or (self.op in ("=", "!=") and _finite(self.value) is not None
-                                   and all(_finite(v) is not None for v in values if v is not None)
+        if self.op in _NUMERIC or (self.op in ("=", "!=") and finite_number(self.value) is not None
+                                   and all(finite_number(v) is not None for v in values if v is not None)
                                    and any(v is not None for v in values)):
             if self.op in ("=", "!="):
-                equal = np.array([v is not None and _finite(v) == _finite(self.value) for v in values], dtype=bool)
+                target = finite_number(self.value)
+                equal = np.array([v is not None and finite_number(v) == target for v in values], dtype=bool)
                 return equal if self.op == "=" else ~equal
             bound = float(self.value)
             numbers = np.array([_number(v) for v in values], dtype=np.float64)
@@ -86,7 +87,7 @@ def _items(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _finite(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
     """``value`` as a finite number (a numeric string counts, a bool does not), else None."""
     if isinstance(value, bool) or value is None:
         return None
@@ -129,7 +130,7 @@ def merge(parts: Sequence[tuple[Path, np.ndarray | None]], folder: Path) -> None
 
     tables = []
     for source, live in parts:
-        table = _damaged_is_corrupt(source, lambda: pq.read_table(source / FILE))
+        table = read_or_corrupt(source, lambda: pq.read_table(source / FILE))
         table = table.filter(pa.array(live)) if live is not None else table
         tables.append(table if table.num_columns else pa.table({"_": pa.nulls(table.num_rows)}))
     try:
@@ -169,10 +170,11 @@ def row_count(folder: Path) -> int:
     """Rows in the metadata file (one per document), or a one-line error naming the damaged file."""
     import pyarrow.parquet as pq
 
-    return _damaged_is_corrupt(folder, lambda: pq.read_metadata(folder / FILE).num_rows)
+    return read_or_corrupt(folder, lambda: pq.read_metadata(folder / FILE).num_rows)
 
 
-def _damaged_is_corrupt(folder: Path, read):
+def read_or_corrupt(folder: Path, read):
+    """``read()``, with an unreadable metadata file turned into a one-line ``CorruptIndexError``."""
     import pyarrow as pa
 
     try:
@@ -186,7 +188,7 @@ def _damaged_is_corrupt(folder: Path, read):
 def _schema(folder: Path) -> tuple[str, ...]:
     import pyarrow.parquet as pq
 
-    return tuple(_damaged_is_corrupt(folder, lambda: pq.read_schema(folder / FILE)).names)
+    return tuple(read_or_corrupt(folder, lambda: pq.read_schema(folder / FILE)).names)
 
 
 @lru_cache(maxsize=64)
@@ -195,7 +197,7 @@ def _mask(folder: Path, filters: tuple[Filter, ...]) -> np.ndarray:
 
     names = _schema(folder)
     present = sorted({f.field for f in filters} & set(names))
-    table = _damaged_is_corrupt(folder, lambda: pq.read_table(folder / FILE, columns=present))
+    table = read_or_corrupt(folder, lambda: pq.read_table(folder / FILE, columns=present))
     rows = row_count(folder)
     mask = np.ones(rows, dtype=bool)
     for f in filters:
@@ -203,12 +205,12 @@ def _mask(folder: Path, filters: tuple[Filter, ...]) -> np.ndarray:
             mask &= f.mask([None])[0]
             continue
         column = table.column(f.field)
-        f.check_type(*_kind(column))
+        f.check_type(*column_kind(column))
         mask &= _column_mask(f, column)
     return mask
 
 
-def _kind(column) -> tuple[str, Any]:
+def column_kind(column) -> tuple[str, Any]:
     """The field's type as filters see it (integer, number, boolean or text; a list by its elements; a text
     column whose every value is a number counts as a number, as CSV years do) and one example value."""
     import pyarrow as pa
@@ -226,7 +228,7 @@ def _kind(column) -> tuple[str, Any]:
         return "number", example
     if pa.types.is_boolean(column.type):
         return "boolean", example
-    numbers = [_finite(v) for v in values]
+    numbers = [finite_number(v) for v in values]
     if values and all(n is not None for n in numbers):
         return ("integer" if all(n == int(n) for n in numbers) else "number"), example
     return "text", example
