@@ -226,6 +226,19 @@ class Embedder:
             self._model = model
         return self._model
 
+    def _embed_hashed(self, texts: Sequence[str], progress: Callable[[int], None] | None, chunk: int,
+                      encode: Callable[[list[str]], np.ndarray] | None) -> np.ndarray:
+        """The hashing encoder has no windows and no cache; ``encode`` (a Ray cluster) still does the work."""
+        encode = encode or self.hashing.encode
+        parts = [np.zeros((0, self.dimension), dtype=np.float32)]
+        for start in range(0, len(texts), chunk):
+            part = list(texts[start:start + chunk])
+            parts.append(np.asarray(encode(part), dtype=np.float32))
+            self.computed += len(part)
+            if progress:
+                progress(len(part))
+        return np.concatenate(parts)
+
     def _split(self, texts: Sequence[str]) -> tuple[list[str], list[int], list[float]]:
         if self.known is None:
             return split(texts, self.model, self.settings)
@@ -246,10 +259,7 @@ class Embedder:
         ``distributed.ray_encoder`` runs the same batch function on a Ray cluster). ``computed`` counts
         the texts that needed the model."""
         if self.hashing is not None:
-            self.computed += len(texts)
-            if progress:
-                progress(len(texts))
-            return self.hashing.encode(texts)
+            return self._embed_hashed(texts, progress, chunk, encode)
         encode = encode or (lambda pieces: encode_pieces(pieces, self.model, self.settings))
         out = np.zeros((len(texts), self.info["dimension"]), dtype=np.float32)
         for start in range(0, len(texts), chunk):
