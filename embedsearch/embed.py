@@ -219,10 +219,10 @@ class Embedder:
 
             model = load_model(self.settings.model, self.settings.device)
             info = model_info(model)
+            remember(resolve_model(self.settings.model), info, model.tokenizer.num_special_tokens_to_add())
             if self.known and info["fingerprint"] != self.known.info["fingerprint"]:
                 raise ModelMismatchError(f"model {self.settings.model!r} changed on disk while embedding "
                                          f"(fingerprint {info['fingerprint']}, was {self.fingerprint}); run again")
-            remember(resolve_model(self.settings.model), info, model.tokenizer.num_special_tokens_to_add())
             self._model = model
         return self._model
 

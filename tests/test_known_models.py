@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from embedsearch import ModelMismatchError
-from embedsearch.embed import DEFAULT_MODEL, EmbedSettings, Embedder, resolve_model, split
+from embedsearch.embed import DEFAULT_MODEL, EmbedSettings, Embedder, model_fingerprint, resolve_model, split
 from embedsearch.known_models import folder_key, recall
 
 from conftest import REPO
@@ -63,3 +63,4 @@ def test_a_changed_or_misremembered_folder_loads_the_model(model, tmp_path, monk
     assert lied.fingerprint == "0" * 16 and lied._model is None
     with pytest.raises(ModelMismatchError, match="changed on disk"):
         lied.embed(["A text the cache has never seen, so the model must load."])
+    assert Embedder(settings).fingerprint == model_fingerprint(model)  # the next run knows the truth
