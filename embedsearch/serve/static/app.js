@@ -161,11 +161,7 @@ async function checkDuplicates(event) {
 
 // ---- start ---------------------------------------------------------------------------------------
 async function start() {
-  try {
-    const info = await api("/info");
-    $("about").textContent = `${info.documents.toLocaleString()} papers · ${info.model} · generation ${info.generation}`;
-    buildFilters(info.fields);
-  } catch (e) { $("about").textContent = "The index could not be read: " + e.message; }
+  // Handlers first: a form used before /info answers must not fall back to a native submit (a reload).
   $("q").addEventListener("input", schedule);
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); run(true); });
   $("mode").addEventListener("change", () => run(true));
@@ -178,5 +174,10 @@ async function start() {
   });
   const q = new URLSearchParams(location.search).get("q");
   if (q) { $("q").value = q; run(true); }
+  try {
+    const info = await api("/info");
+    $("about").textContent = `${info.documents.toLocaleString()} papers · ${info.model} · generation ${info.generation}`;
+    buildFilters(info.fields);
+  } catch (e) { $("about").textContent = "The index could not be read: " + e.message; }
 }
 start();
