@@ -203,7 +203,7 @@ class Embedder:
         if self.hashing:
             self.info = self.hashing.info()
         elif self.known:
-            self.info = {k: self.known.info[k] for k in ("dimension", "max_seq_length", "fingerprint")}
+            self.info = dict(self.known.info)
         else:
             self.info = model_info(self.model)
         self.fingerprint = self.info["fingerprint"]

@@ -14,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from .cache import default_cache_dir
 
 FOLDER = "models"
 TOKENIZER = "tokenizer.json"
-_FIELDS = ("dimension", "max_seq_length", "fingerprint", "special_tokens")
+_INFO = ("dimension", "max_seq_length", "fingerprint")  # ``embed.model_info``'s fields
 
 
 def folder_key(path: str) -> str | None:
@@ -50,7 +51,7 @@ def remember(path: str, info: dict[str, Any], special_tokens: int) -> None:
 
     try:
         _record(key).parent.mkdir(parents=True, exist_ok=True)
-        write_json(_record(key), {**{k: info[k] for k in _FIELDS[:3]}, "special_tokens": int(special_tokens)})
+        write_json(_record(key), {**{k: info[k] for k in _INFO}, "special_tokens": int(special_tokens)})
     except OSError:
         pass
 
@@ -60,26 +61,25 @@ class KnownModel:
     """A model folder seen before: its ``model_info`` and a tokenizer that cuts windows as the model's does."""
 
     info: dict[str, Any]
+    special_tokens: int
     tokenizer_path: Path
 
     @property
     def max_tokens(self) -> int:
-        return int(self.info["max_seq_length"]) - int(self.info["special_tokens"])
+        return int(self.info["max_seq_length"]) - self.special_tokens
 
     def offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
         """Character offsets of each text's tokens, without special tokens, truncation or padding."""
-        return [e.offsets for e in self._tokenizer().encode_batch(list(texts), add_special_tokens=False)]
+        return [e.offsets for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
+    @cached_property
     def _tokenizer(self):
-        cached = self.__dict__.get("_loaded")
-        if cached is None:
-            from tokenizers import Tokenizer
+        from tokenizers import Tokenizer
 
-            cached = Tokenizer.from_file(str(self.tokenizer_path))
-            cached.no_truncation()
-            cached.no_padding()
-            object.__setattr__(self, "_loaded", cached)
-        return cached
+        tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        return tokenizer
 
 
 def recall(path: str) -> KnownModel | None:
@@ -91,7 +91,7 @@ def recall(path: str) -> KnownModel | None:
         info = json.loads(_record(key).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(info, dict) or any(not isinstance(info.get(k), (int, str)) for k in _FIELDS):
+    if not isinstance(info, dict) or any(not isinstance(info.get(k), (int, str)) for k in _INFO) \
+            or not isinstance(info.get("special_tokens"), int):
         return None
-    return KnownModel({k: info[k] for k in _FIELDS[:3]} | {"special_tokens": info["special_tokens"]},
-                      Path(path).expanduser() / TOKENIZER)
+    return KnownModel({k: info[k] for k in _INFO}, info["special_tokens"], Path(path).expanduser() / TOKENIZER)
