@@ -18,13 +18,17 @@ from ..cache import default_cache_dir
 from ..errors import InputError
 
 MIN_DOCUMENTS = 8
+SHORT_EPOCHS = 15  # each consensus run's UMAP epochs from 1,000 documents: 60 runs cost under 2x one full fit
+SMALL_EPOCHS = 25  # below 1,000 the runs cost under a second, and 15 epochs left 57 abstracts under-converged
 
 
 @dataclass(frozen=True)
 class TopicSettings:
     """Clustering parameters; ``None`` means scaled to the corpus size (see ``resolve``). Corpora larger
     than ``sample`` are fitted on a seeded sample of that many documents and the rest are assigned to
-    the fitted topics (``topics.sample``)."""
+    the fitted topics (``topics.sample``). Topics are the consensus of ``runs`` UMAP layouts of
+    ``member_epochs`` epochs each, two topics kept apart unless a share ``agreement`` of the runs join
+    them (``topics.consensus``); ``runs=1`` is a single full-length fit, which moves with the seed and CPU."""
 
     min_size: int | None = None
     min_samples: int | None = None
@@ -33,8 +37,17 @@ class TopicSettings:
     seed: int = 42
     assign_outliers: bool = False
     sample: int = 50_000
+    runs: int = 60
+    member_epochs: int | None = None
+    agreement: float = 0.8
 
     def __post_init__(self) -> None:
+        if not 1 <= self.runs <= 1000:
+            raise InputError(f"runs must be between 1 and 1000 (60 is the default), got {self.runs}")
+        if self.member_epochs is not None and not 5 <= self.member_epochs <= 2000:
+            raise InputError(f"member_epochs must be between 5 and 2000, got {self.member_epochs}")
+        if not 0.5 <= self.agreement <= 1.0:
+            raise InputError(f"agreement must be between 0.5 and 1 (0.8 is the default), got {self.agreement}")
         if self.sample < MIN_DOCUMENTS * 4:
             raise InputError(f"the topic sample must hold at least {MIN_DOCUMENTS * 4} documents, got {self.sample}")
         if self.min_size is not None and self.min_size < 2:
@@ -68,7 +81,15 @@ class TopicSettings:
         return TopicSettings(min_size=min_size, min_samples=self.min_samples or max(1, min_size // 4),
                              neighbours=self.neighbours or max(5, min(15, n // 4, round(math.sqrt(n)))),
                              components=min(self.components, n - 2), seed=self.seed,
-                             assign_outliers=self.assign_outliers, sample=self.sample)
+                             assign_outliers=self.assign_outliers, sample=self.sample, runs=self.runs,
+                             member_epochs=self.member_epochs or (SHORT_EPOCHS if n >= 1000 else SMALL_EPOCHS),
+                             agreement=self.agreement)
+
+    @property
+    def graph_neighbours(self) -> int:
+        """Neighbours per document in the graph the fit reads: UMAP's, and enough for HDBSCAN's core
+        distance over the consensus (``min_samples`` + 1). Only for resolved settings."""
+        return max(self.neighbours, self.min_samples + 1)
 
 
 _JITTED_MODULES = ("umap.umap_", "umap.layouts", "umap.utils", "umap.distances", "umap.sparse", "umap.spectral",

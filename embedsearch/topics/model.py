@@ -19,11 +19,12 @@ import numpy as np
 from ..errors import CorruptIndexError, InputError
 from ..ivf import ShardMap, local_map
 from . import cluster as cl
+from .consensus import fit_labels
 from .labels import keywords, label
 from .sample import fit_and_assign
 
 FOLDER = "topics"
-FORMAT = 2  # part of the cache key: raised when saved results would differ (2: labels, sample assignment)
+FORMAT = 3  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus)
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,9 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
     if len(index) > resolved.sample:
         labels, coordinates = fit_and_assign(embeddings, resolved, map_jobs)
     else:
-        knn = cl.neighbour_graph(index, resolved.neighbours)
-        labels = cl.cluster(cl.reduce(embeddings, knn, resolved, resolved.components), resolved)
+        indices, distances, _ = cl.neighbour_graph(index, resolved.graph_neighbours)
+        labels = fit_labels(embeddings, indices, distances, resolved)
+        knn = (indices[:, :resolved.neighbours], distances[:, :resolved.neighbours], None)
         coordinates = None
     if labels.max() < 1:
         raise InputError(f"found {labels.max() + 1} topic(s) among {len(index)} documents; try a smaller --min-size "

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ivf import ShardMap, local_map
 from .cluster import TopicSettings, enable_numba_cache
+from .consensus import fit_labels
 
 ROWS_PER_JOB = 20_000
 VOTERS = 15
@@ -36,19 +37,20 @@ def sample_rows(n: int, size: int, seed: int) -> np.ndarray:
 
 
 def fit_sample(vectors: np.ndarray, settings: TopicSettings) -> tuple[SampleFit, np.ndarray, np.ndarray]:
-    """Fit on the sample; returns what assignment needs, the sample's labels and its 2-D coordinates."""
+    """Fit on the sample (the consensus of ``settings.runs`` runs over its neighbour graph); returns what
+    assignment needs, the sample's labels and its 2-D coordinates."""
     import warnings
 
-    import hdbscan
     import umap
+    from umap.umap_ import nearest_neighbors
 
     enable_numba_cache()
     warnings.filterwarnings("ignore", message=".*n_jobs value 1 overridden.*", category=UserWarning)
-    common = {"n_neighbors": settings.neighbours, "metric": "cosine", "random_state": settings.seed, "n_jobs": 1}
-    reduced = umap.UMAP(n_components=settings.components, min_dist=0.0, **common).fit_transform(vectors)
-    mapper = umap.UMAP(n_components=2, min_dist=0.1, **common).fit(vectors)
-    labels = hdbscan.HDBSCAN(min_cluster_size=settings.min_size, min_samples=settings.min_samples,
-                             cluster_selection_method="eom").fit_predict(reduced).astype(np.int64)
+    indices, distances, _ = nearest_neighbors(vectors, settings.graph_neighbours, "cosine", {}, False,
+                                              np.random.RandomState(settings.seed), n_jobs=1)
+    labels = fit_labels(vectors, indices, distances, settings)
+    mapper = umap.UMAP(n_components=2, min_dist=0.1, n_neighbors=settings.neighbours, metric="cosine",
+                       random_state=settings.seed, n_jobs=1).fit(vectors)
     return SampleFit(vectors, labels, mapper), labels, mapper.embedding_.astype(np.float32)
 
 
