@@ -1,15 +1,19 @@
-# One environment for everything: torch 2.13.0 (CPU) first, then the project.
+# One environment for everything, installed from the lock: torch 2.13.0 (CPU) and every other package at
+# the version and hash in requirements/*.lock, then the project itself without dependencies.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
+LOCK_TOOL := .lock-tool
+COMPILE = $(LOCK_TOOL)/bin/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	--no-emit-find-links -c requirements/torch.txt
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench install lock check-lock clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml requirements/test.lock
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[serve,test,ray]'
+	$(PY) -m pip install -q --require-hashes --no-deps -r requirements/test.lock
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
 	touch $@
 
 install: $(VENV)/.installed
@@ -25,12 +29,24 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q -n auto --dist loadgroup
 
 # The benchmarks' comparison libraries (semhash, txtai's API) are not needed by the tests.
-$(VENV)/.bench-installed: $(VENV)/.installed
-	$(PY) -m pip install -q -e '.[bench]'
+$(VENV)/.bench-installed: $(VENV)/.installed requirements/bench.lock
+	$(PY) -m pip install -q --require-hashes --no-deps -r requirements/bench.lock
 	touch $@
 
 bench: $(VENV)/.bench-installed
 	$(PY) benchmarks/search_bench.py
 
+# Re-resolve every pin on purpose (pip-tools; torch held at 2.13.0 CPU by requirements/torch.txt).
+lock:
+	python3 -m venv $(LOCK_TOOL)
+	$(LOCK_TOOL)/bin/pip install -q pip-tools==7.6.2
+	$(COMPILE) --upgrade --extra serve --extra test --extra ray -o requirements/test.lock pyproject.toml
+	$(COMPILE) --upgrade --extra serve --extra test --extra ray --extra bench -c requirements/test.lock \
+		-o requirements/bench.lock pyproject.toml
+
+# Every dependency pyproject.toml names is pinned in the locks (also a test: tests/test_lock.py).
+check-lock:
+	python3 tests/test_lock.py
+
 clean:
-	rm -rf $(VENV) indexes/neurips2026
+	rm -rf $(VENV) $(LOCK_TOOL) indexes/neurips2026

@@ -76,9 +76,29 @@ def table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def cpu_model() -> str:
+    try:
+        return next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        import platform
+
+        return platform.processor() or platform.machine()
+
+
+def stamp() -> str:
+    """One line naming the machine and the versions a table was measured with (print it above the table)."""
+    from embedsearch.store.provenance import provenance
+
+    made = provenance()
+    versions = ", ".join(f"{k} {v}" for k, v in made["versions"].items() if v)
+    capability = made["torch_cpu_capability"] or "torch not loaded here"
+    return f"Measured on {cpu_model()}, {os.cpu_count()} cores, torch kernels {capability}; {versions}."
+
+
 def save(name: str, payload: dict) -> None:
+    """Write a benchmark's results, with the machine and versions that produced them."""
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{name}.json").write_text(json.dumps(payload, indent=2))
+    (OUT / f"{name}.json").write_text(json.dumps({**payload, "machine": stamp()}, indent=2))
 
 
 def python() -> str:

@@ -2,7 +2,9 @@
 
     segment_worker.py add INDEX START COUNT BATCH   add documents START..START+COUNT-1, BATCH per commit,
                                                     printing "committed FIRST LAST" after each commit
-    segment_worker.py read INDEX SECONDS            query in a loop; print "ok N" or "error ..." at the end
+    segment_worker.py read INDEX STOPFILE           query in a loop until STOPFILE exists, printing "checked GEN"
+                                                    after the first check at each generation; "ok N G" or
+                                                    "error ..." at the end
     segment_worker.py hold INDEX SECONDS            hold the writer lock, printing "holding"
 """
 
@@ -57,7 +59,7 @@ def add(path: str, start: int, count: int, batch: int) -> None:
         print(f"committed {first} {first + size - 1}", flush=True)
 
 
-def read(path: str, seconds: float) -> None:
+def read(path: str, stop: str) -> None:
     """Every answer must come from one generation: ids live in it, texts naming their ids, dense scores equal to
     the cosine recomputed from the id, and the same answer from a fresh open of that generation."""
     from embedsearch import Index
@@ -67,9 +69,8 @@ def read(path: str, seconds: float) -> None:
     print("ready", flush=True)
     query = vector_of("p999999")[None, :]
     checked, generations = 0, set()
-    deadline = time.time() + seconds
     try:
-        while time.time() < deadline:
+        while not Path(stop).exists():
             rows = index.snapshot.dense(query, 10)[0]
             docs = index.documents.get([r for r, _ in rows])
             for (row, score), doc in zip(rows, docs):
@@ -82,9 +83,11 @@ def read(path: str, seconds: float) -> None:
             assert again.snapshot.dense(query, 10)[0] == rows
             assert [(h.id, h.score) for h in again.search("w3x1 w3x2", 10, mode="lexical")] == \
                 [(h.id, h.score) for h in lexical]
+            if index.generation not in generations:
+                print(f"checked {index.generation}", flush=True)
             generations.add(index.generation)
             checked += 1
-            if checked % 2 == 0:
+            if index.has_newer():
                 index.refresh()
     except Exception as exc:  # noqa: BLE001  (report any failure to the test)
         print(f"error after {checked} checks: {type(exc).__name__}: {exc}", flush=True)
@@ -105,6 +108,6 @@ if __name__ == "__main__":
     if command == "add":
         add(index_path, *map(int, rest))
     elif command == "read":
-        read(index_path, float(rest[0]))
+        read(index_path, rest[0])
     else:
         hold(index_path, float(rest[0]))

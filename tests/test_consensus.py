@@ -41,7 +41,8 @@ index = Index.build(read_sources(bundled_sources()).documents, sys.argv[1])
 model = index.topics()
 print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "ids": list(model.ids),
                   "labels": list(model.assignments[0]), "topics": len(model.topics()),
-                  "unassigned": len(model.unassigned()), "vectors": np.asarray(index.embeddings).tolist()}))
+                  "unassigned": len(model.unassigned()), "vectors": np.asarray(index.embeddings).tolist(),
+                  "provenance": Index.load(sys.argv[1]).info()["provenance"]}))
 """
 
 
@@ -60,6 +61,9 @@ def test_topics_meet_the_bar_under_two_cpu_code_paths(tmp_path):
     native = fit_in_process(tmp_path, "native")
     generic = fit_in_process(tmp_path, "generic", ATEN_CPU_CAPABILITY="default", NUMBA_CPU_NAME="generic")
     assert native["capability"] != generic["capability"] == "DEFAULT"
+    assert native["provenance"]["torch_cpu_capability"] == native["capability"]  # the manifest says which path
+    assert generic["provenance"]["torch_cpu_capability"] == "DEFAULT"
+    assert generic["provenance"]["environment"] == {"ATEN_CPU_CAPABILITY": "default", "NUMBA_CPU_NAME": "generic"}
     difference = np.abs(np.array(native["vectors"]) - np.array(generic["vectors"])).max()
     assert 0 < difference < 1e-5  # the same model, other float noise
     for run in (native, generic):

@@ -98,10 +98,16 @@ def test_topical_neighbours_in_the_bundled_corpus_are_not_flagged(bundled_index)
 def test_recut_changes_verdicts_without_recomputing(planted, monkeypatch):
     index, ids, _ = planted
     report = index.duplicates()
-    import embedsearch.dedup.candidates as candidates
+    from embedsearch.dedup.evidence import Shingled
+    from embedsearch.docstore import DocumentStore
+    from embedsearch.store.snapshot import LiveDocuments, Snapshot
 
-    for searching in ("within", "neighbour_edges", "_score"):  # what finding or scoring candidates calls
-        monkeypatch.setattr(candidates, searching, lambda *a, **k: pytest.fail("recut must not search again"))
+    def recomputed(*a, **k):
+        pytest.fail("recut must not search, read texts or compute evidence again")
+
+    # patched on the classes, so no import of them elsewhere escapes: searching, reading texts, shingling
+    for owner, name in ((Snapshot, "dense"), (LiveDocuments, "get"), (DocumentStore, "get"), (Shingled, "of")):
+        monkeypatch.setattr(owner, name, recomputed)
     strict = report.recut(min_overlap=1.0, near_identical=1.0, threshold=1.0)
     assert {frozenset((p.a, p.b)) for p in strict.pairs} == {frozenset((ids["a"], "dup-exact"))}
     loose = strict.recut(min_overlap=0.5)

@@ -235,9 +235,11 @@ def test_slow_clients_do_not_hold_up_others(server, client):
                   if n % 2 else b"GET /search?q=rob")
         sockets.append(s)
     try:
-        start = time.perf_counter()
         assert client.get("/search", params={"q": "robot world models"}).status_code == 200
-        assert time.perf_counter() - start < 10  # held up, it would wait for the slow clients (forever)
+        for s in sockets:  # answered while every slow client still holds its half-sent request
+            s.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                s.recv(1)
     finally:
         for s in sockets:
             s.close()
@@ -253,15 +255,15 @@ def writable(metadata_index, tmp_path):
     running.stop()
 
 
-def _everywhere(client, generation: int, workers: int = 2, timeout: float = 5.0) -> float:
-    """Seconds until every worker (told apart by the pid ``/health`` reports; each request on a new
-    connection, so any worker may answer) serves ``generation`` or a newer one."""
+def _everywhere(client, generation: int, workers: int = 2, hang_guard: float = 120.0) -> None:
+    """Wait until every worker (told apart by the pid ``/health`` reports; each request on a new connection,
+    so any worker may answer) serves ``generation`` or a newer one. How fast is measured in serve_bench; the
+    guard only stops a test that would otherwise hang."""
     start, seen = time.perf_counter(), {}
     while len([g for g in seen.values() if g >= generation]) < workers:
         health = client.get("/health", headers={"Connection": "close"}).json()
         seen[health["worker"]] = health["generation"]
-        assert time.perf_counter() - start < timeout, f"workers at generations {seen}, expected {generation}"
-    return time.perf_counter() - start
+        assert time.perf_counter() - start < hang_guard, f"workers at generations {seen}, expected {generation}"
 
 
 def test_api_writes_commit_and_every_worker_serves_them(writable):
@@ -292,7 +294,7 @@ def test_api_writes_commit_and_every_worker_serves_them(writable):
     assert Index.load(path).check(deep=True) == [] and "new/one" in Index.load(path).documents.row_of
 
 
-def test_a_cli_add_in_another_process_is_served_within_about_a_second(writable, tmp_path):
+def test_a_cli_add_in_another_process_is_served_by_every_worker(writable, tmp_path):
     server, path = writable
     source = tmp_path / "more.jsonl"
     source.write_text(json.dumps({"id": "from-cli", "text": SAME_TOPIC}) + "\n")
@@ -301,9 +303,9 @@ def test_a_cli_add_in_another_process_is_served_within_about_a_second(writable, 
     run_cli("add", str(source), "--index", str(path), check=True)
     committed = Index.load(path).generation
     with server.client() as c:
-        waited = _everywhere(c, committed)
-        assert c.get("/documents/from-cli", headers={"Connection": "close"}).status_code == 200
-    assert waited < 5.0, f"took {waited:.2f} s"  # a bound, not a speed target: ~0.5 s is measured in serve_bench
+        _everywhere(c, committed)
+        assert all(c.get("/documents/from-cli", headers={"Connection": "close"}).status_code == 200
+                   for _ in range(10))
 
 
 READER = """

@@ -6,6 +6,8 @@ import pytest
 from embedsearch import Index, IndexStoreError
 from embedsearch import store
 
+from conftest import run_cli
+
 
 def test_a_moved_index_answers_the_same_in_a_fresh_process(bundled_index, tmp_path):
     import shutil
@@ -81,3 +83,16 @@ def test_document_count_mismatch_is_caught(index_copy):
     file.write_text(json.dumps(generation))
     with pytest.raises(IndexStoreError, match="for 99 documents|the generation says 99"):
         Index.load(index_copy.path).search("anything", 3)
+
+
+def test_the_manifest_and_info_say_which_versions_made_the_index(bundled_index):
+    from importlib.metadata import version
+
+    import faiss
+    import numpy
+
+    made = json.loads(run_cli("info", "--index", str(bundled_index.path), "--json", check=True).stdout)["provenance"]
+    assert made["versions"]["numpy"] == numpy.__version__ and made["versions"]["faiss-cpu"] == faiss.__version__
+    for name in ("embedsearch", "torch", "onnxruntime", "umap-learn", "hdbscan", "scikit-learn"):
+        assert made["versions"][name] == version(name)
+    assert made["torch_cpu_capability"] in {"AVX512", "AVX2", "DEFAULT", "VSX", "ZVECTOR", "SVE256", None}

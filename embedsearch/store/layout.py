@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import CorruptIndexError, IndexStoreError, InputError
 from .files import staged_folder
+from .provenance import provenance
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -91,7 +92,7 @@ def now() -> str:
 
 def new_manifest(**fields: Any) -> dict[str, Any]:
     return {"format_version": FORMAT_VERSION, "package_version": package_version(), "metric": "cosine",
-            "built_at": now(), **fields}
+            "built_at": now(), "provenance": provenance(), **fields}
 
 
 def read_manifest(path: Path) -> dict[str, Any]:

@@ -65,7 +65,7 @@ class Snapshot:
                 "index_type": "+".join(sorted({s.index_type for s in self.segments})), "segments": len(self.segments),
                 "deleted": sum(e.get("deleted", 0) for e in m["segments"]), "generation": self.number,
                 "built_at": m["built_at"], "updated_at": m["committed_at"], "format_version": m["format_version"],
-                "package_version": m["package_version"]}
+                "package_version": m["package_version"], "provenance": m.get("provenance")}
 
     def locate(self, rows: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """For live ``rows``: each segment they fall in, their positions in ``rows``, and their segment rows."""
