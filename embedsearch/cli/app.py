@@ -6,7 +6,6 @@ import os
 import sys
 from collections.abc import Callable
 from functools import wraps
-from pathlib import Path
 from typing import Any, Optional
 
 import typer
@@ -19,6 +18,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 IndexOpt = typer.Option(None, "--index", "-i", help="Index folder (default: the bundled NeurIPS 2026 corpus).")
 KOpt = typer.Option(10, "-k", "--k", min=1, help="How many results.")
 JsonOpt = typer.Option(False, "--json", help="One JSON object per line instead of a table.")
+ForceOpt = typer.Option(False, "--force", help="Replace output files that already exist.")
 EngineOpt = typer.Option("local", "--engine", help="local, or ray (pip install 'embedsearch[ray]').")
 RayAddressOpt = typer.Option(None, "--ray-address", help="auto (this machine's cluster) or ray://HOST:PORT.")
 WorkersOpt = typer.Option(None, "--workers", help="Ray embedding actors (default: GPUs, else CPUs).")
@@ -69,17 +69,6 @@ def open_index(path: Optional[str], model: Optional[str] = None):
     if path is None:
         return Index.bundled(progress=True)
     return Index.load(path, model=model)
-
-
-def writable_file(path: Path, option: str) -> Path:
-    """Check an output path before any work is done: its folder exists and it is not a folder itself."""
-    from ..errors import InputError
-
-    if path.is_dir():
-        raise InputError(f"{option} {path} is a folder; name a file to write")
-    if not path.parent.is_dir():
-        raise InputError(f"{option} {path}: folder {path.parent} does not exist; create it first")
-    return path
 
 
 def one_line(text: str) -> str:

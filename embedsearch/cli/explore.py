@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -13,11 +14,26 @@ from ..dedup.report import DedupSettings
 from ..errors import InputError
 from ..topics.cluster import TopicSettings
 from ..topics.maps import MAX_POINTS
-from .app import (EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index,
-                  ray_settings, writable_file)
+from ..store.output import check_output, output_file
+from .app import (EngineOpt, ForceOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index,
+                  ray_settings)
 
 
 _DEDUP, _TOPICS = DedupSettings(), TopicSettings()
+
+
+def index_sources(*indexes_or_files) -> list[str]:
+    """The files the indexes in use were built from (and a corpus file given as ``--against``): outputs
+    may not overwrite them."""
+    found: list[str] = []
+    for item in indexes_or_files:
+        if item is None:
+            continue
+        if hasattr(item, "manifest"):
+            found += [str(s) for s in item.manifest.get("sources", [])]
+        elif Path(item).is_file():
+            found.append(str(item))
+    return found
 
 
 def _open_against(path: Path, like, scratch: Path, skip_invalid: bool):
@@ -51,19 +67,24 @@ def dedup(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt,
           write_kept: Optional[Path] = typer.Option(None, "--write-kept",
                                                     help="Write the deduplicated corpus (every record not absorbed, "
                                                          "with its metadata) to this JSONL file."),
-          engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
+          force: bool = ForceOpt, engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
     """Groups of near-duplicate abstracts, with evidence and which record is kept."""
     from ..dedup import DedupSettings
 
     given = {"threshold": threshold, "min_cosine": min_cosine, "min_overlap": min_overlap}
     settings = DedupSettings(**{k: v for k, v in given.items() if v is not None})
     ray = ray_settings(engine, ray_address)
-    for option, value in (("--csv", csv_file), ("--write-kept", write_kept)):
-        if value is not None:
-            writable_file(value, option)
+    outputs = [(option, value) for option, value in (("--csv", csv_file), ("--write-kept", write_kept)) if value]
+    if len({Path(os.path.realpath(v)) for _, v in outputs}) < len(outputs):
+        raise InputError("--csv and --write-kept name the same file; name two files")
+    for option, value in outputs:
+        check_output(value, option, [against] if against else (), force)
     idx = open_index(index)
     with tempfile.TemporaryDirectory(prefix="embedsearch-against-") as scratch:
         reference = _open_against(against, idx, Path(scratch), skip_invalid) if against else None
+        sources = index_sources(idx, reference, against)
+        for option, value in outputs:
+            check_output(value, option, sources, force)
         report = idx.duplicates(settings, against=reference, ray=ray)
     if csv_file is not None:
         _write_pairs_csv(report, csv_file)
@@ -154,35 +175,39 @@ def map_(index: Optional[str] = IndexOpt, out: Path = typer.Option(Path("map.htm
          ray_address: Optional[str] = RayAddressOpt,
          max_points: int = typer.Option(MAX_POINTS, "--max-points",
                                         help="Draw at most about this many papers on the page (a sample keeping "
-                                             "each topic's share); the PNG draws all.")) -> None:
+                                             "each topic's share); the PNG draws all."),
+         force: bool = ForceOpt) -> None:
     """An interactive, self-contained HTML topic map (works offline); --png adds a static image."""
     from ..topics.maps import write_html, write_png
 
     if max_points < 1:
         raise InputError(f"--max-points must be at least 1, got {max_points}")
-    writable_file(out, "--out")
+    outputs = [("--out", out)] + ([("--png", out.with_suffix(".png"))] if png else [])
+    if png and out.suffix.lower() == ".png":
+        raise InputError(f"--out {out} ends in .png, where --png writes the image; name the page .html")
+    for option, value in outputs:
+        check_output(value, option, (), force)
     ray = ray_settings(engine, ray_address)
     idx = open_index(index)
+    sources = index_sources(idx)
+    for option, value in outputs:
+        check_output(value, option, sources, force)
     model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray, level=level, refit=refit)
     title = f"{idx.path.name}: {len(idx)} papers, {len(model.topics(level))} topics"
-    written = [write_html(model, idx.documents, out, title, level, max_points)]
+    written = [write_html(model, idx.documents, out, title, level, max_points, force, sources)]
     if png:
-        written.append(write_png(model, out.with_suffix(".png"), title, level))
+        written.append(write_png(model, out.with_suffix(".png"), title, level, force, sources))
     typer.echo("wrote " + " and ".join(str(p) for p in written), err=True)
 
 
 def _write_kept(report, idx, path: Path) -> None:
     """The records the report keeps, in corpus order, as JSONL that ``build`` reads back (metadata as fields)."""
-    import os
-
     rows = [idx.documents.row_of[i] for i in report.selected]
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with output_file(Path(os.path.realpath(path))) as fh:
         for start in range(0, len(rows), 10_000):
             for doc in idx.documents.get(rows[start:start + 10_000]):
                 record = {**doc.metadata, "id": doc.id, "title": doc.title, "text": doc.text}
                 fh.write(json.dumps({k: v for k, v in record.items() if v is not None}, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
     typer.echo(f"wrote {len(rows)} of {len(report.ids)} records to {path} "
                f"({report.duplicate_ratio:.1%} were duplicates)", err=True)
 
@@ -190,7 +215,7 @@ def _write_kept(report, idx, path: Path) -> None:
 def _write_pairs_csv(report, path: Path) -> None:
     import csv
 
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with output_file(Path(os.path.realpath(path)), newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
         for number, group in enumerate(report.groups, start=1):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..corpus import Document
 from ..docstore import DocumentStore
+from ..store.output import check_output, output_file
 from ..store.snapshot import LiveDocuments
 from ..errors import InputError
 from .model import TopicModel
@@ -112,9 +113,14 @@ def shown_rows(assigned: np.ndarray, max_points: int = MAX_POINTS, seed: int = 0
 
 
 def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, path: Path,
-               title: str, level: int = 0, max_points: int = MAX_POINTS) -> Path:
-    """The standalone page: plotly inlined, word search in the page."""
-    path.write_text(render_html(model, documents, title, level, max_points), encoding="utf-8")
+               title: str, level: int = 0, max_points: int = MAX_POINTS, force: bool = False,
+               sources: Sequence[str | Path] = ()) -> Path:
+    """The standalone page: plotly inlined, word search in the page. Written as every output is
+    (``store.output``): not inside an index, not over a source, an existing file only with ``force``."""
+    target = check_output(path, "--out", sources, force)
+    page = render_html(model, documents, title, level, max_points)
+    with output_file(target) as fh:
+        fh.write(page)
     return path
 
 
@@ -167,7 +173,10 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
                         api=json.dumps(search_api), docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
 
 
-def write_png(model: TopicModel, path: Path, title: str, level: int = 0) -> Path:
+def write_png(model: TopicModel, path: Path, title: str, level: int = 0, force: bool = False,
+              sources: Sequence[str | Path] = ()) -> Path:
+    """The static map (every paper drawn), written as ``write_html`` writes the page."""
+    target = check_output(path, "--png", sources, force)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -188,7 +197,8 @@ def write_png(model: TopicModel, path: Path, title: str, level: int = 0) -> Path
     ax.set_title(title)
     ax.set_axis_off()
     fig.tight_layout()
-    fig.savefig(path)
+    with output_file(target, binary=True) as fh:
+        fig.savefig(fh, format="png")
     plt.close(fig)
     return path
 
