@@ -253,9 +253,11 @@ def _maintain(root: Path, manifest: dict[str, Any]) -> None:
         if groups:
             _merge_runs(root, current, groups)
         gen.collect(root, settings.grace_seconds)
-    except (OSError, EmbedsearchError) as exc:
-        print(f"warning: committed, but the automatic merge of {root} failed ({exc}); "
-              "run `embedsearch compact` later", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001  (the commit is saved: nothing after it may turn it into a failure)
+        reason = str(exc).splitlines()[0] if isinstance(exc, (OSError, EmbedsearchError)) else \
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        print(f"warning: committed, but the automatic merge of {root} was deferred ({reason}); the next commit "
+              "tries again, and `embedsearch compact` runs it now", file=sys.stderr)
 
 
 def _merge_runs(root: Path, current: Snapshot, groups: list[list[int]]) -> int:

@@ -337,6 +337,34 @@ def test_a_damaged_segment_is_one_line_and_exit_3(tmp_path, model_entry, damage,
     assert files_of(index.path) == before
 
 
+def flip_a_byte(file: Path) -> None:
+    data = bytearray(file.read_bytes())
+    data[len(data) // 2] ^= 0x20
+    file.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name", ["documents.jsonl", "embeddings.npy", "lexical/tf.npy"])
+def test_a_merge_refuses_a_segment_whose_bytes_changed_instead_of_laundering_it(tmp_path, model_entry, name):
+    """Sizes match, so writers build on it; the merge re-hashes what it reads and refuses (exit 3, the file
+    named, nothing written), and the damage stays visible to check. An automatic merge after an add is
+    deferred with a warning: the add itself stands."""
+    often = StoreSettings(merge=MergePolicy(segments_per_tier=2, floor_rows=5))
+    index = new_index(tmp_path / "idx", model_entry, 20, often)
+    flip_a_byte(index.snapshot.segments[0].folder / name)
+    before = files_of(index.path)
+    compacted = run_cli("compact", "--index", str(index.path))
+    lines = compacted.stderr.strip().splitlines()
+    assert compacted.returncode == 3 and len(lines) == 1 and name.split("/")[-1] in lines[0], compacted.stderr
+    assert "merge was refused" in lines[0] and files_of(index.path) == before
+    source = tmp_path / "more.jsonl"
+    source.write_text(json.dumps({"id": "late", "abstract": "w1x1 w1x2 w1x3"}) + "\n")
+    added = run_cli("add", str(source), "--index", str(index.path))
+    assert added.returncode == 0 and "merge of" in added.stderr and "deferred" in added.stderr, added.stderr
+    assert "late" in Index.load(index.path).documents.row_of
+    checked = run_cli("check", "--index", str(index.path))
+    assert checked.returncode == 3 and name.split("/")[-1] in checked.stderr
+
+
 def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 10)
     index.remove(["p4"])

@@ -44,14 +44,20 @@ def _attempt(part) -> list[str]:
         return [f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"]
 
 
-def _segment(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: bool) -> list[str]:
+def checksums(root: Path, manifest: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+    """Every file of one segment (and its deletion file) re-hashed against its record: what a merge runs
+    on the segments it reads, as Lucene verifies checksums at merge time, so damage is refused instead of
+    copied into a new segment with fresh checksums."""
+    return _attempt(lambda: _files(root, manifest, entry, True)) + _attempt(lambda: _deletes(root, entry, True))
+
+
+def _files(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: bool) -> list[str]:
     segment = Segment(root, entry, manifest["model"]["dimension"])
     info_file = segment.folder / INFO
     if sha256(info_file) != entry.get("info_sha256"):
         return [f"{info_file}: does not match the checksum its generation recorded"]
-    files = json.loads(info_file.read_text())["files"]
     found = []
-    for name, record in files.items():
+    for name, record in json.loads(info_file.read_text())["files"].items():
         file = segment.folder / name
         if not file.is_file():
             found.append(f"{file}: missing")
@@ -59,8 +65,14 @@ def _segment(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: 
             found.append(f"{file}: {file.stat().st_size:,} bytes, {INFO} recorded {record['bytes']:,}")
         elif deep and sha256(file) != record["sha256"]:
             found.append(f"{file}: contents differ from the checksum {INFO} recorded")
+    return found
+
+
+def _segment(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: bool) -> list[str]:
+    found = _files(root, manifest, entry, deep)
     if found or not deep:
         return found
+    segment = Segment(root, entry, manifest["model"]["dimension"])
     _ = (segment.documents.ids, segment.embeddings, segment.vectors, segment.postings.vocab)
     from ..filters import FILE, row_count
 

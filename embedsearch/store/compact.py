@@ -20,8 +20,9 @@ import numpy as np
 from .. import filters as flt
 from .. import lexical as lex
 from ..corpus import Document
-from ..errors import InputError
+from ..errors import CorruptIndexError, InputError
 from . import segment as seg
+from .check import checksums
 from .snapshot import Snapshot
 
 
@@ -73,7 +74,12 @@ def plan(snapshot: Snapshot, policy: MergePolicy) -> list[list[int]]:
 
 def merge(snapshot: Snapshot, positions: list[int]) -> dict[str, Any] | None:
     """Write one segment holding the live rows of the segments at ``positions`` (in order); None when
-    none of them has a live row left."""
+    none of them has a live row left. Every file read is first verified against its checksum."""
+    for p in positions:
+        damaged = checksums(snapshot.root, snapshot.manifest, snapshot.generation["segments"][p])
+        if damaged:
+            raise CorruptIndexError(f"{damaged[0]}; the merge was refused and nothing was written (restore the "
+                                    f"segment from a backup, or rebuild the index)")
     chosen = [(snapshot.segments[p], snapshot.live[p]) for p in positions]
     matrix = np.concatenate([np.asarray(s.embeddings if m is None else s.embeddings[m]) for s, m in chosen])
     if len(matrix) == 0:
