@@ -365,6 +365,33 @@ def test_a_merge_refuses_a_segment_whose_bytes_changed_instead_of_laundering_it(
     assert checked.returncode == 3 and name.split("/")[-1] in checked.stderr
 
 
+def test_a_vanished_newest_commit_is_damage_not_a_silent_rollback(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 20)
+    index.add_embedded(*make_docs(20, 5))
+    index.remove(["p3"])
+    newest = index.generation
+    (index.path / "generations" / f"{newest}.json").unlink()
+    source = tmp_path / "more.jsonl"
+    source.write_text(json.dumps({"id": "late", "abstract": "w1x1 w1x2"}) + "\n")
+    for args in (["check"], ["search", "w1x1", "--mode", "lexical"], ["add", str(source)]):
+        result = run_cli(*args, "--index", str(index.path))
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 3 and len(lines) == 1, result.stderr
+        assert f"generation {newest}, the newest commit, is missing" in lines[0] and "roll back" in lines[0]
+    (index.path / "generations" / "latest.json").unlink()  # the hint gone too: the deletion file still tells
+    checked = run_cli("check", "--index", str(index.path))
+    assert checked.returncode == 3 and f"written by generation {newest}, after the newest" in checked.stderr
+
+
+def test_a_gap_in_the_generations_is_reported(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 20)
+    for start in (20, 30):
+        index.add_embedded(*make_docs(start, 2))
+    (index.path / "generations" / f"{index.generation - 1}.json").unlink()
+    checked = run_cli("check", "--index", str(index.path))
+    assert checked.returncode == 3 and f"generation {index.generation - 1} is missing between" in checked.stderr
+
+
 def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 10)
     index.remove(["p4"])

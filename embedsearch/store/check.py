@@ -25,9 +25,10 @@ def problems(root: Path, manifest: dict[str, Any], number: int, deep: bool = Fal
     """Everything wrong with generation ``number`` of the index at ``root``, one line each."""
     try:
         entries = gen.read(root, number)["segments"]
+        gen.newest(root)
     except EmbedsearchError as exc:
         return [str(exc)]
-    found: list[str] = []
+    found: list[str] = gen.missing_commits(root)
     for entry in entries:
         found += _attempt(lambda: _segment(root, manifest, entry, deep))
         found += _attempt(lambda: _deletes(root, entry, deep))

@@ -1,6 +1,12 @@
 """Generations: generation N is ``generations/N.json``, the list of segments (with their deletion files)
 that make up the index after the N-th commit. A commit writes every new file first, then publishes
-N+1 by an atomic no-replace link of a fully written, fsynced file; readers take the highest N."""
+N+1 by an atomic no-replace link of a fully written, fsynced file; readers take the highest N.
+
+So that the newest commit cannot vanish quietly (a deleted ``N.json`` would roll the index back one
+commit), every commit then records its number in ``generations/latest.json``, as Lucene's
+``segments.gen`` does. Readers compare: a hint naming a generation that is not there, a deletion file
+made by a later generation than the newest, or a gap in the numbering is damage (exit 3), never a
+silent rollback."""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptIndexError, IndexStoreError
-from .files import fsync_dir, sha256
+from .files import fsync_dir, sha256, write_json
 from .layout import DELETES, GENERATIONS, SEGMENTS, now, reap_temporary
 
 GRACE_SECONDS = 600.0
@@ -26,11 +32,50 @@ def numbers(root: Path) -> list[int]:
     return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
 
 
+LATEST = "latest.json"
+
+
 def newest(root: Path) -> int:
+    """The newest generation, after checking nothing says a newer one was committed."""
     found = numbers(root)
     if not found:
         raise CorruptIndexError(f"{root / GENERATIONS}: no committed generation; rebuild the index")
+    claimed = latest(root)
+    if claimed > found[-1]:
+        found = numbers(root)  # a commit may have landed between the listing and the hint
+        if claimed > found[-1]:
+            raise CorruptIndexError(f"{root / GENERATIONS / f'{claimed}.json'}: generation {claimed}, the newest "
+                                    f"commit, is missing ({LATEST} names it); without it the index would roll back "
+                                    f"to generation {found[-1]}: restore the file, or rebuild")
     return found[-1]
+
+
+def latest(root: Path) -> int:
+    """The generation the last commit recorded in ``latest.json`` (0 for indexes written before it)."""
+    file = root / GENERATIONS / LATEST
+    try:
+        number = json.loads(file.read_text())["generation"]
+    except FileNotFoundError:
+        return 0
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{file}: unreadable; restore it, or rebuild the index") from exc
+    if not isinstance(number, int) or number < 1:
+        raise CorruptIndexError(f"{file}: 'generation' must be a positive whole number; restore it, or rebuild")
+    return number
+
+
+def missing_commits(root: Path) -> list[str]:
+    """What ``check`` adds to ``newest``'s test: gaps in the numbering (collection only ever removes the
+    oldest) and deletion files written by a generation later than the newest."""
+    found = numbers(root)
+    problems = [f"{root / GENERATIONS}: generation {n} is missing between {found[0]} and {found[-1]}"
+                for n in sorted(set(range(found[0], found[-1] + 1)) - set(found))] if found else []
+    for item in sorted((root / DELETES).iterdir()) if (root / DELETES).is_dir() and found else ():
+        made_by = item.name.rsplit(".", 2)[-2] if item.name.count(".") >= 2 else ""
+        if made_by.isdigit() and int(made_by) > found[-1]:
+            problems.append(f"{item}: written by generation {made_by}, after the newest ({found[-1]}); a commit "
+                            "is missing: restore it, or rebuild")
+    return problems
 
 
 def read(root: Path, number: int) -> dict[str, Any]:
@@ -63,6 +108,7 @@ def publish(root: Path, manifest: dict[str, Any]) -> int:
     finally:
         tmp.unlink()
     fsync_dir(folder)
+    write_json(folder / LATEST, {"generation": number})
     return number
 
 
