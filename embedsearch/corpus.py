@@ -6,6 +6,7 @@ source. With ``skip_invalid`` a bad record is reported and skipped instead of st
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
 import math
@@ -232,13 +233,29 @@ def _pick(row: dict[str, Any], wanted: str | None, candidates: tuple[str, ...], 
 
 
 def _clean_scalar(value: Any) -> Any:
+    """A metadata value as stored: scalars and flat lists as they are, bytes as base64 text, anything
+    nested as its JSON text (never Python's repr)."""
     if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value):
         return list(value)
-    return str(value)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _check_unicode(value: Any, field: str) -> None:
+    """Refuse a string holding an unpaired surrogate (JSON's ``\\ud800`` escape): it is not text, and no
+    UTF-8 file or response can hold it."""
+    for text in (value if isinstance(value, (list, tuple)) else [value]):
+        if isinstance(text, str):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"field {field!r} holds an unpaired surrogate ({text[exc.start]!r}) at character "
+                                 f"{exc.start}, which is not text") from None
 
 
 def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Document:
@@ -256,6 +273,12 @@ def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Docu
         raise ValueError(f"empty id in field {id_key!r}")
     if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in str(doc_id).strip()):
         raise ValueError(f"id {str(doc_id)!r} in field {id_key!r} holds a line break or control character")
+    if str(doc_id) != str(doc_id).strip():
+        raise ValueError(f"id {str(doc_id)!r} in field {id_key!r} has spaces around it; ids are kept exactly as "
+                         "given, so remove them")
+    for key, value in row.items():
+        _check_unicode(key, key)
+        _check_unicode(value, key)
     title_key = _pick(row, fields.title_field, TITLE_FIELDS, "title")
     title = _clean_scalar(row.get(title_key)) if title_key else None
     title = " ".join(str(title).split()) or None if title is not None else None

@@ -18,6 +18,8 @@ import pytest
 
 from conftest import REPO, run_cli
 
+from embedsearch import Index
+
 ROWS = [
     {"id": "a", "title": "Spiking nets", "abstract": "Spiking neural networks with time-to-first-spike coding.",
      "year": 2024, "venue": "NeurIPS", "authors": ["Ada", "Bo"]},
@@ -315,3 +317,36 @@ def test_similar_file_errors_name_the_file(built, tmp_path):
     one_error_line(run_cli("similar", "--file", str(abstract), "--index", str(built)), 2, f"{abstract}:", "empty")
     one_error_line(run_cli("similar", "--file", str(tmp_path / "nope.txt"), "--index", str(built)), 2,
                    "nope.txt: no such file")
+
+
+def test_a_lone_surrogate_is_a_file_line_error_or_skipped(tmp_path):
+    corpus = tmp_path / "s.jsonl"
+    corpus.write_text('{"id": "a", "text": "fine text"}\n{"id": "b", "text": "bad \\ud800 text"}\n'
+                      '{"id": "c", "text": "more text", "note": ["ok", "\\udfff"]}\n')
+    one_error_line(run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384"), 2,
+                   f"{corpus}:2", "unpaired surrogate")
+    assert not (tmp_path / "i").exists()
+    skipped = run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384", "--skip-invalid")
+    assert skipped.returncode == 0 and "Traceback" not in skipped.stderr
+    assert f"{corpus}:2" in skipped.stderr and f"{corpus}:3" in skipped.stderr and "'note'" in skipped.stderr
+    assert Index.load(tmp_path / "i").documents.ids == ["a"]
+
+
+def test_ids_are_kept_exactly_or_refused_and_metadata_is_never_a_python_repr(tmp_path):
+    import base64
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spaced = write_jsonl(tmp_path / "spaced.jsonl", [{"id": " p1 ", "text": "an abstract"}])
+    one_error_line(run_cli("build", str(spaced), "--index", str(tmp_path / "x"), "--model", "hashing-384"), 2,
+                   f"{spaced}:1", "' p1 '", "spaces around it")
+    table = pa.table({"id": ["p1", "p2"], "text": ["first abstract", "second abstract"],
+                      "blob": pa.array([b"\x00\x01", b"\xff"], pa.binary()),
+                      "nested": [{"a": 1, "b": [1, 2]}, {"a": 2, "b": []}]})
+    pq.write_table(table, tmp_path / "rows.parquet")
+    run_cli("build", str(tmp_path / "rows.parquet"), "--index", str(tmp_path / "i"), "--model", "hashing-384",
+            check=True)
+    doc = Index.load(tmp_path / "i").documents.get([0])[0]
+    assert base64.b64decode(doc.metadata["blob"]) == b"\x00\x01"
+    assert json.loads(doc.metadata["nested"]) == {"a": 1, "b": [1, 2]}
