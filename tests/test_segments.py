@@ -259,6 +259,21 @@ def test_four_writer_processes_lose_nothing(tmp_path, model_entry):
     assert index.check(deep=True) == []
 
 
+def test_concurrent_cli_adds_each_report_their_own_count(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    sources = []
+    for w in range(4):
+        sources.append(tmp_path / f"batch{w}.jsonl")
+        sources[-1].write_text("".join(json.dumps({"id": f"b{w}-{i}", "abstract": f"w{w}x{i} w{w}x{i + 1}"}) + "\n"
+                                       for i in range(50)))
+    adds = [subprocess.Popen([sys.executable, "-m", "embedsearch", "add", str(s), "--index", str(index.path)],
+                             stderr=subprocess.PIPE, text=True, cwd=REPO) for s in sources]
+    said = [p.communicate(timeout=300)[1] for p in adds]
+    assert all(p.returncode == 0 for p in adds), said
+    assert all("added 50 documents" in err for err in said), said
+    assert len(Index.load(index.path)) == 210
+
+
 def test_second_writer_fails_fast_or_waits_and_a_dead_holder_frees_the_lock(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 10)
     holder = subprocess.Popen([sys.executable, WORKER, "hold", str(index.path), "60"], stdout=subprocess.PIPE,

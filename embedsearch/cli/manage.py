@@ -83,9 +83,8 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
 
         result.skipped.extend(Problem(d.id, "id already in the index") for d in clashes)
     _report_skipped(result.skipped)
-    before = len(idx)
     idx.add(docs, progress=True, wait=not no_wait)
-    typer.echo(f"added {len(idx) - before} documents; {idx.path} now holds {len(idx)}", err=True)
+    typer.echo(f"added {len(docs)} documents; {idx.path} now holds {len(idx)}", err=True)
     if check_duplicates:
         from .explore import print_report
 
@@ -101,9 +100,9 @@ def remove(ids: list[str] = typer.Argument(..., help="Document ids to remove."),
     from ..index import Index
 
     idx = Index.load(index)
-    before = len(idx)
-    idx.remove(ids, wait=not no_wait)
-    typer.echo(f"removed {before - len(idx)} documents; {idx.path} now holds {len(idx)}", err=True)
+    unique = list(dict.fromkeys(ids))
+    idx.remove(unique, wait=not no_wait)
+    typer.echo(f"removed {len(unique)} documents; {idx.path} now holds {len(idx)}", err=True)
 
 
 @app.command()
