@@ -385,3 +385,20 @@ def test_the_token_never_appears_on_the_process_list(tmp_path, metadata_index):
             assert c.post("/compact", headers={"Authorization": "Bearer file-token-1234"}).status_code == 200
     finally:
         server.stop()
+
+
+def test_an_id_in_a_path_is_taken_exactly_or_refused(client):
+    """A route pattern stops at a line break: /documents/ID%0A used to act on ID (a DELETE removed it)."""
+    from urllib.parse import quote
+
+    assert client.get(f"/documents/{quote(CTMC, safe='')}").status_code == 200
+    for suffix in ("%0A", "%0D", "%00"):
+        response = client.get(f"/documents/{quote(CTMC, safe='')}{suffix}")
+        assert response.status_code == 400 and "control character" in response.json()["error"]
+    assert client.delete(f"/documents/{quote(CTMC, safe='')}%0A").status_code == 400  # refused before any write
+
+
+def test_a_405_lists_every_method_the_path_serves(client):
+    response = client.request("OPTIONS", "/search")
+    assert response.status_code == 405
+    assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "POST"}

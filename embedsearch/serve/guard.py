@@ -50,7 +50,19 @@ def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
 def _http(request: Request, exc: HTTPException) -> JSONResponse:
     messages = {404: f"no such endpoint {request.url.path!r}; see /docs for the API",
                 405: f"{request.method} is not allowed on {request.url.path}; see /docs"}
-    return error(exc.status_code, messages.get(exc.status_code, str(exc.detail)), getattr(exc, "headers", None))
+    headers = getattr(exc, "headers", None)
+    if exc.status_code == 405:
+        headers = {**(headers or {}), "Allow": ", ".join(_allowed(request))}
+    return error(exc.status_code, messages.get(exc.status_code, str(exc.detail)), headers)
+
+
+def _allowed(request: Request) -> list[str]:
+    """Every method some route serves on this path (Starlette's 405 names only the first route's)."""
+    from starlette.routing import Match
+
+    methods = [m for m in ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+               if any(route.matches({**request.scope, "method": m})[0] == Match.FULL for route in request.app.routes)]
+    return methods
 
 
 def _ours(request: Request, exc: EmbedsearchError) -> JSONResponse:
@@ -84,7 +96,8 @@ def install(app: FastAPI) -> None:
 
 class BodyLimit:
     """Refuse a body over ``LIMITS.body_bytes`` with 413 before it reaches a route: by its declared length,
-    or while it streams in (chunked uploads declare none)."""
+    or while it streams in (chunked uploads declare none). A path holding a control character is refused
+    too: route patterns stop at a line break, so ``/documents/t1%0A`` would otherwise act on ``t1``."""
 
     def __init__(self, app):
         self.app = app
@@ -92,6 +105,9 @@ class BodyLimit:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in scope["path"]):
+            return await error(400, "the path holds a line break or control character; no id does, so send the "
+                                    "id exactly")(scope, receive, send)
         too_big = error(413, f"request body over the {LIMITS.body_bytes:,}-byte limit; send fewer or shorter "
                              "abstracts per request")
         declared = dict(scope["headers"]).get(b"content-length")
