@@ -131,17 +131,26 @@ def merge(parts: Sequence[tuple[Path, np.ndarray | None]], folder: Path) -> None
     tables = []
     for source, live in parts:
         table = read_or_corrupt(source, lambda: pq.read_table(source / FILE))
-        table = table.filter(pa.array(live)) if live is not None else table
-        tables.append(table if table.num_columns else pa.table({"_": pa.nulls(table.num_rows)}))
+        tables.append(table.filter(pa.array(live)) if live is not None else table)
+    names = list(dict.fromkeys(n for t in tables for n in t.column_names if n != "_"))
+    columns = {name: _merged_column([t.column(name) if name in t.column_names else pa.nulls(t.num_rows)
+                                     for t in tables]) for name in names}
+    total = sum(t.num_rows for t in tables)
+    pq.write_table(pa.table(columns) if columns else pa.table({"_": pa.nulls(total)}), folder / FILE)
+
+
+def _merged_column(pieces: list) -> Any:
+    """One field's values across segments: promoted to a common type where Arrow can (ints and floats,
+    a list beside empty rows), else every value as JSON text, the rule ``write`` uses for mixed fields.
+    Lists, nested objects and mixed types all survive, one field at a time."""
+    import pyarrow as pa
+
     try:
-        combined = pa.concat_tables(tables, promote_options="permissive")
+        return pa.concat_tables([pa.table({"v": piece}) for piece in pieces], promote_options="permissive")["v"]
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        texts = [t.cast(pa.schema([(n, pa.null() if n == "_" else pa.string()) for n in t.column_names]))
-                 for t in tables]
-        combined = pa.concat_tables(texts, promote_options="permissive")
-    if combined.num_columns > 1 and "_" in combined.column_names:
-        combined = combined.drop_columns(["_"])
-    pq.write_table(combined, folder / FILE)
+        values = [v for piece in pieces for v in piece.to_pylist()]
+        return pa.array([v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+                         for v in values], pa.string())
 
 
 def allowed_rows(parts: Sequence[tuple[Path, np.ndarray | None]], filters: Sequence[Filter]) -> np.ndarray | None:

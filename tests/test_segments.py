@@ -407,6 +407,24 @@ def test_a_gap_in_the_generations_is_reported(tmp_path, model_entry):
     assert checked.returncode == 3 and f"generation {index.generation - 1} is missing between" in checked.stderr
 
 
+def test_lists_nested_objects_and_mixed_types_survive_merges(tmp_path, model_entry):
+    from embedsearch import Document
+
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    batches = [[Document("m1", "w1x1 w1x2", metadata={"tags": ["a", "b"], "year": 2020})],
+               [Document("m2", "w2x1 w2x2", metadata={"year": "twenty", "extra": {"k": [1, 2]}})],
+               [Document("m3", "w3x1 w3x2", metadata={"tags": [], "year": 2.5})]]
+    for docs in batches:
+        index.add_embedded(docs, np.stack([vector_of(d.id) for d in docs]))
+    run_cli("compact", "--index", str(index.path), check=True)
+    merged = Index.load(index.path)
+    assert len(merged.snapshot.segments) == 1 and merged.check(deep=True) == []
+    got = {d.id: d.metadata for d in merged.documents.get([merged.documents.row_of[i] for i in ("m1", "m2", "m3")])}
+    assert got == {d.id: d.metadata for docs in batches for d in docs}
+    found = merged.search("w1x1 w2x1 w3x1", 5, mode="lexical", filters=["tags=a"])
+    assert [h.id for h in found] == ["m1"]
+
+
 def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 10)
     index.remove(["p4"])
