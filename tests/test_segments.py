@@ -425,6 +425,14 @@ def test_lists_nested_objects_and_mixed_types_survive_merges(tmp_path, model_ent
     assert [h.id for h in found] == ["m1"]
 
 
+def test_a_missing_manifest_beside_segments_is_damage(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    (index.path / "manifest.json").unlink()
+    for args in (["check"], ["info"], ["search", "w1x1"]):
+        result = run_cli(*args, "--index", str(index.path))
+        assert result.returncode == 3 and "manifest.json: missing, though" in result.stderr, result.stderr
+
+
 def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 10)
     index.remove(["p4"])

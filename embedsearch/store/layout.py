@@ -101,6 +101,9 @@ def read_manifest(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise IndexStoreError(f"{path}: no index here; create one with `embedsearch build SOURCE --index {path}`")
     file = path / MANIFEST
+    if path.is_dir() and not file.exists() and ((path / GENERATIONS).is_dir() or (path / SEGMENTS).is_dir()):
+        raise CorruptIndexError(f"{file}: missing, though {path} holds an index's segments and generations; "
+                                "restore the file from a backup, or rebuild")
     if not path.is_dir() or not file.exists():
         raise IndexStoreError(f"{path}: not an embedsearch index (no {MANIFEST}); pass the folder `build` wrote")
     try:
