@@ -402,3 +402,12 @@ def test_a_405_lists_every_method_the_path_serves(client):
     response = client.request("OPTIONS", "/search")
     assert response.status_code == 405
     assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "POST"}
+
+
+def test_a_busy_port_is_one_line_before_anything_says_serving(metadata_index):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = run_cli("serve", "--index", str(metadata_index.path), "--port", str(port))
+    assert result.returncode == 2 and "serving" not in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines() == [line for line in result.stderr.strip().splitlines()
+                                                  if line.startswith("error: cannot listen on 127.0.0.1")]

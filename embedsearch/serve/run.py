@@ -43,10 +43,21 @@ def check_index(path: Path) -> Path:
     return index.path
 
 
+def check_port(host: str, port: int) -> None:
+    """Fail with one line before anything says "serving" when the address cannot be listened on."""
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); another server may hold it: "
+                         "stop it or choose another --port") from None
+
+
 def serve(path: Path, settings: ServeSettings, token: str | None) -> None:
     if settings.writable and token is None:
         raise InputError(f"--writable needs a token: set {TOKEN_ENV} or pass --token-file FILE")
     path = check_index(path)
+    check_port(settings.host, settings.port)
     os.environ.update(environment(path, settings))
     if settings.workers > 1:
         from ..query_encoder import THREADS_ENV
