@@ -86,14 +86,15 @@ class ReadResult:
 
 
 def read_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(),
-                 skip_invalid: bool = False) -> ReadResult:
-    """Read every source into documents, rejecting duplicate ids across all of them."""
+                 skip_invalid: bool = False, numeric: frozenset[str] = frozenset()) -> ReadResult:
+    """Read every source into documents, rejecting duplicate ids across all of them and, when adding to an
+    index, values that contradict a field the index holds as ``numeric``."""
     skipped: list[Problem] = []
-    return ReadResult(list(iter_sources(paths, fields, skip_invalid, skipped)), skipped)
+    return ReadResult(list(iter_sources(paths, fields, skip_invalid, skipped, numeric)), skipped)
 
 
 def iter_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(), skip_invalid: bool = False,
-                 skipped: list[Problem] | None = None) -> Iterator[Document]:
+                 skipped: list[Problem] | None = None, numeric: frozenset[str] = frozenset()) -> Iterator[Document]:
     """Documents of every source, one at a time (a build streams them into segments), with the same checks
     as ``read_sources``; skipped records are appended to ``skipped``."""
     skipped = [] if skipped is None else skipped
@@ -102,6 +103,10 @@ def iter_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(), ski
     for path in paths:
         count = 0
         for where, doc in _read_one(path, fields, skipped, skip_invalid):
+            wrong = kind_problem(doc.metadata, numeric)
+            if wrong:
+                _fail(Problem(where, wrong), skipped, skip_invalid)
+                continue
             if doc.id in seen:
                 _fail(Problem(where, f"duplicate id {doc.id!r} (first seen at {seen[doc.id]})"),
                       skipped, skip_invalid)
@@ -294,6 +299,29 @@ def parse_record(row: dict[str, Any], where: str, default_id: str = "") -> Docum
         return _to_document(row, FieldMap(), default_id)
     except ValueError as exc:
         raise InputError(f"{where}: {exc}") from None
+
+
+def kind_problem(metadata: dict[str, Any], numeric: frozenset[str]) -> str | None:
+    """Why a record's metadata contradicts an index whose ``numeric`` fields hold numbers (a text year would
+    make every ``year>=`` filter on the index fail), or None. Text that reads as a number is a number, as in
+    CSV files."""
+    for name in sorted(numeric & metadata.keys()):
+        value = metadata[name]
+        for item in (value if isinstance(value, list) else [value]):
+            if item is None or (isinstance(item, (int, float)) and not isinstance(item, bool)):
+                continue
+            if isinstance(item, str) and (not item.strip() or _is_number(item)):
+                continue
+            return (f"field {name!r} holds numbers in this index, but this record has {item!r}; give a number, "
+                    "or put the value in another field")
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _kind(value: Any) -> str:

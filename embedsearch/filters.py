@@ -193,6 +193,26 @@ def read_or_corrupt(folder: Path, read):
             from exc
 
 
+def numeric_fields(folders: Sequence[Path]) -> frozenset[str]:
+    """Fields stored as numbers (integers or floats, or lists of them) in every segment that has them: the
+    field types an index holds, which new records must not contradict."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kinds: dict[str, bool] = {}
+    for folder in folders:
+        for column in read_or_corrupt(folder, lambda: pq.read_schema(folder / FILE)):
+            kind = column.type.value_type if pa.types.is_list(column.type) else column.type
+            if column.name == "_" or pa.types.is_null(kind) or not kinds.get(column.name, True):
+                continue
+            numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind)
+            if pa.types.is_string(kind) or pa.types.is_large_string(kind):  # numbers read from CSV as text
+                values = read_or_corrupt(folder, lambda: pq.read_table(folder / FILE, columns=[column.name]))
+                numeric = column_kind(values.column(0))[0] in ("integer", "number")
+            kinds[column.name] = numeric
+    return frozenset(name for name, numeric in kinds.items() if numeric)
+
+
 @lru_cache(maxsize=256)
 def _schema(folder: Path) -> tuple[str, ...]:
     import pyarrow.parquet as pq

@@ -16,7 +16,7 @@ from . import lexical as lex
 from . import store
 from . import vectors as vec
 from . import writer
-from .corpus import Document, FieldMap, Problem, bundled_sources, iter_sources
+from .corpus import Document, FieldMap, Problem, bundled_sources, iter_sources, kind_problem
 from .distributed import job_map
 from .embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
 from .errors import InputError
@@ -269,7 +269,16 @@ class Index:
         documents = list(documents)
         check_unique(documents)
         writer.refuse_present(self.refresh().snapshot, [d.id for d in documents])
+        numeric = self.numeric_fields()
+        for doc in documents:
+            wrong = kind_problem(doc.metadata, numeric)
+            if wrong:
+                raise InputError(f"document {doc.id!r}: {wrong}; nothing was added")
         return self.add_embedded(documents, writer.embed_new(self.snapshot, documents, progress, encoder), wait)
+
+    def numeric_fields(self) -> frozenset[str]:
+        """The metadata fields this index holds as numbers (new records must keep them numbers)."""
+        return flt.numeric_fields([segment.folder for segment in self.snapshot.segments])
 
     def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> "Index":
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""

@@ -433,6 +433,26 @@ def test_a_missing_manifest_beside_segments_is_damage(tmp_path, model_entry):
         assert result.returncode == 3 and "manifest.json: missing, though" in result.stderr, result.stderr
 
 
+def test_an_add_may_not_turn_a_numeric_field_into_text(tmp_path, model_entry):
+    from embedsearch import Document
+
+    index = new_index(tmp_path / "idx", model_entry, 10)  # every document has a numeric "year"
+    source = tmp_path / "more.jsonl"
+    source.write_text(json.dumps({"id": "ok", "abstract": "w1x1 w1x2", "year": "2021"}) + "\n"
+                      + json.dumps({"id": "bad", "abstract": "w2x1 w2x2", "year": "twenty"}) + "\n")
+    before = files_of(index.path)
+    refused = run_cli("add", str(source), "--index", str(index.path))
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 2 and len(lines) == 1 and f"{source}:2" in lines[0], refused.stderr
+    assert "'year'" in lines[0] and "'twenty'" in lines[0] and files_of(index.path) == before
+    skipped = run_cli("add", str(source), "--index", str(index.path), "--skip-invalid", check=True)
+    assert f"{source}:2" in skipped.stderr and "added 1 documents" in skipped.stderr
+    with pytest.raises(InputError, match="document 'lib': field 'year' holds numbers in this index"):
+        index.add([Document("lib", "w3x1", metadata={"year": "soon"})])
+    assert [h.id for h in Index.load(index.path).search("w1x1 w1x2", 3, mode="lexical", filters=["year>=2021"])][:1] \
+        == ["ok"]
+
+
 def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 10)
     index.remove(["p4"])
