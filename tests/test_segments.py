@@ -466,6 +466,32 @@ def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tm
     assert files_of(index.path) == before
 
 
+def format_1(index: Index, old: Path) -> Path:
+    """The files of a one-segment index laid out as format 1 (one folder rewritten whole)."""
+    old.mkdir()
+    segment = index.snapshot.segments[0].folder
+    for name in ("documents.jsonl", "documents.offsets.npy", "ids.json", "embeddings.npy", "vectors.faiss",
+                 "metadata.parquet"):
+        (old / name).write_bytes((segment / name).read_bytes())
+    manifest = {k: v for k, v in index.root.items() if k != "store"}
+    (old / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1, "documents": len(index)}))
+    return old
+
+
+@pytest.mark.parametrize("name, cut", [("embeddings.npy", 1000), ("documents.jsonl", 200)])
+def test_an_upgrade_over_a_damaged_file_is_undone_and_says_which(tmp_path, model_entry, name, cut):
+    old = format_1(new_index(tmp_path / "idx", model_entry, 30), tmp_path / "old")
+    os.truncate(old / name, (old / name).stat().st_size - cut)
+    before = files_of(old)
+    result = run_cli("upgrade", "--index", str(old))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 3 and len(lines) == 1, result.stderr
+    assert str(old / name) in lines[0] and "tmp-upgrade" not in lines[0] and "undone" in lines[0]
+    assert files_of(old) == before and sorted(p.name for p in old.iterdir()) == sorted(
+        ["documents.jsonl", "documents.offsets.npy", "ids.json", "embeddings.npy", "vectors.faiss",
+         "metadata.parquet", "manifest.json"])
+
+
 def test_format_1_indexes_are_upgraded_in_place_without_re_embedding(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 30)
     expected = index.search("w2x2 w2x5", 5, mode="lexical"), index.snapshot.dense(vector_of("p2")[None, :], 5)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import lexical as lex
 from ..docstore import DocumentStore, ID_HASHES, id_hashes
-from ..errors import IndexStoreError
+from ..errors import CorruptIndexError, EmbedsearchError, IndexStoreError
 from . import generation as gen
 from .files import file_records, fsync_tree, write_json
 from .layout import FORMAT_VERSION, GENERATIONS, MANIFEST, SEGMENTS, real_path
@@ -20,6 +20,27 @@ from .segment import INFO, entry_of, new_name
 
 V1_FILES = ("documents.jsonl", "documents.offsets.npy", "ids.json", "embeddings.npy", "vectors.faiss",
             "vectors.ivfdata", "metadata.parquet")
+
+
+def _undo(root: Path) -> None:
+    for leftover in (root / SEGMENTS, root / GENERATIONS):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _verify(folder: Path, manifest: dict, documents: int) -> None:
+    """The converted files agree with each other and with the format 1 manifest before anything is published
+    (a truncated embeddings.npy used to upgrade "successfully" and fail every check after)."""
+    import numpy as np
+
+    recorded = manifest.get("documents")
+    if recorded is not None and recorded != documents:
+        raise CorruptIndexError(f"{folder / 'documents.jsonl'}: {documents} documents, the manifest records {recorded}")
+    try:
+        rows = np.load(folder / "embeddings.npy", mmap_mode="r").shape[0]
+    except (OSError, ValueError) as exc:
+        raise CorruptIndexError(f"{folder / 'embeddings.npy'}: unreadable ({exc})") from None
+    if rows != documents:
+        raise CorruptIndexError(f"{folder / 'embeddings.npy'}: {rows} vectors for {documents} documents")
 
 
 def upgrade(path: str | Path) -> int:
@@ -33,26 +54,32 @@ def upgrade(path: str | Path) -> int:
         raise IndexStoreError(f"{root}: not an embedsearch index (no readable {MANIFEST})") from exc
     if manifest.get("format_version") != 1:
         raise IndexStoreError(f"{root}: index format {manifest.get('format_version')} needs no upgrade")
-    for leftover in (root / SEGMENTS, root / GENERATIONS):
-        shutil.rmtree(leftover, ignore_errors=True)  # from an earlier, interrupted upgrade
+    _undo(root)  # what an earlier, interrupted upgrade left
     name = new_name()
     folder = root / SEGMENTS / f".{name}.tmp-upgrade"
-    folder.mkdir(parents=True)
-    for file in V1_FILES:
-        if (root / file).exists():
-            os.link(root / file, folder / file)
-    documents = list(DocumentStore(folder))
-    hashes = id_hashes([d.id for d in documents])
-    order = np.argsort(hashes, kind="stable")
-    np.save(folder / ID_HASHES, np.stack([hashes[order], order.astype(np.uint64)]))
-    settings = lex.LexicalSettings(**manifest.get("lexical", {}))
-    lex.build(documents, folder, settings)
-    kind = manifest["index"]["type"]
-    (folder / INFO).write_text(json.dumps({"name": name, "rows": len(documents), "index_type": kind,
-                                           "files": file_records(folder)}, indent=1))
-    fsync_tree(folder)
-    os.rename(folder, root / SEGMENTS / name)
-    gen.publish(root, {"segments": [entry_of(root / SEGMENTS / name)], "corpus_version": 1})
+    try:
+        folder.mkdir(parents=True)
+        for file in V1_FILES:
+            if (root / file).exists():
+                os.link(root / file, folder / file)
+        documents = list(DocumentStore(folder))
+        _verify(folder, manifest, len(documents))
+        hashes = id_hashes([d.id for d in documents])
+        order = np.argsort(hashes, kind="stable")
+        np.save(folder / ID_HASHES, np.stack([hashes[order], order.astype(np.uint64)]))
+        settings = lex.LexicalSettings(**manifest.get("lexical", {}))
+        lex.build(documents, folder, settings)
+        kind = manifest["index"]["type"]
+        (folder / INFO).write_text(json.dumps({"name": name, "rows": len(documents), "index_type": kind,
+                                               "files": file_records(folder)}, indent=1))
+        fsync_tree(folder)
+        os.rename(folder, root / SEGMENTS / name)
+        gen.publish(root, {"segments": [entry_of(root / SEGMENTS / name)], "corpus_version": 1})
+    except (EmbedsearchError, OSError, ValueError, KeyError) as exc:
+        _undo(root)
+        message = str(exc).splitlines()[0].replace(str(folder), str(root))
+        raise CorruptIndexError(f"{message}; the upgrade was undone and the format 1 index left as it was "
+                                "(restore the damaged file, or rebuild)") from None
     static = {k: v for k, v in manifest.items() if k not in ("documents", "files", "updated_at")}
     write_json(root / MANIFEST, {**static, "format_version": FORMAT_VERSION, "upgraded_from": 1})
     for file in (*V1_FILES, "lexical"):
