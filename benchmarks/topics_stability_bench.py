@@ -5,7 +5,7 @@ labelled arXiv abstracts; then the fit's cost at 2,000 and on a 50,000-vector sa
 Each CPU path embeds its corpora in a fresh process with an empty vector cache (torch's kernels are
 what ``ATEN_CPU_CAPABILITY`` changes) and fits there (``NUMBA_CPU_NAME`` changes the numba target).
 
-Run: .venv/bin/python benchmarks/topics_stability_bench.py   (about 25 minutes on 2 cores)
+Run: .venv/bin/python benchmarks/topics_stability_bench.py [fits|cost]   (about 20 + 12 minutes on 2 cores)
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ for name, sources in (("bundled", None), ("arxiv", [sys.argv[1]])):
             indices = np.argsort(-similarity, axis=1, kind="stable")[:, :settings.graph_neighbours]
             indices[:, 0] = np.arange(len(vectors))
             distances = np.maximum(0, 1 - np.take_along_axis(similarity, indices, 1)).astype(np.float32)
+            distances[:, 0] = 0  # each document is its own nearest neighbour at distance 0, as neighbour_graph says
             start = time.perf_counter()
             labels = fit_labels(vectors, indices.astype(np.int32), distances, settings)
             fits.append({"labels": labels.tolist(), "seconds": time.perf_counter() - start})
@@ -98,7 +99,8 @@ def arxiv_scores(ids: list[str], fits: list[dict]) -> dict:
 
 
 def main() -> None:
-    results = {name: run(FITS, str(ARXIV), env=env) for name, env in PATHS.items()}
+    part = sys.argv[1] if len(sys.argv) > 1 else "all"  # fits, cost or all
+    results = {name: run(FITS, str(ARXIV), env=env) for name, env in PATHS.items()} if part != "cost" else {}
     bundled, arxiv, every = [], [], {}
     for name, result in results.items():
         for runs, label in ((60, "consensus (shipped)"), (1, "single fit (before)")):
@@ -112,7 +114,7 @@ def main() -> None:
                           f"{s['ari_pairs']:.3f} (min {s['ari_min']:.3f})", f"{s['unassigned']:.1%}",
                           f"{min(s['topics'])}-{max(s['topics'])}", f"{s['seconds']:.1f} s"])
     cost = []
-    for n in (2000, 50_000):
+    for n in (2000, 50_000) if part != "fits" else ():
         single, ours = run(COST, str(n), "1"), run(COST, str(n), "60")
         cost.append([f"{n:,}", f"{single['seconds']:.1f} s", f"{ours['seconds']:.1f} s",
                      f"{ours['seconds'] / single['seconds']:.2f}x", f"{single['peak_mb']:.0f} MB",

@@ -21,12 +21,13 @@ def meets_the_bar(topics: int, unassigned: int, documents: int) -> bool:
     return topics >= 6 and unassigned <= 0.15 * documents
 
 
-def test_bundled_topics_meet_the_bar_on_seeds_where_a_single_fit_did_not(bundled_index):
-    """Seeds 1 and 9 left 12 of 57 unassigned with one UMAP + HDBSCAN fit; 42 is the default."""
+def test_bundled_topics_meet_the_bar_on_seeds_where_a_single_fit_did_not(index_copy):
+    """Seeds 1 and 9 left 12 of 57 unassigned with one UMAP + HDBSCAN fit; 42 is the default. (A copy: fits
+    saved in the shared index would be carried into other tests' copies.)"""
     labels = {}
     for seed in (1, 9, 42):
-        model = bundled_index.topics(TopicSettings(seed=seed))
-        assert meets_the_bar(len(model.topics()), len(model.unassigned()), len(bundled_index)), seed
+        model = index_copy.topics(TopicSettings(seed=seed))
+        assert meets_the_bar(len(model.topics()), len(model.unassigned()), len(index_copy)), seed
         labels[seed] = np.array(model.assignments[0])
     for a, b in itertools.combinations(labels.values(), 2):
         assert adjusted_rand_score(a, b) >= 0.6

@@ -65,7 +65,10 @@ def test_add_writes_one_new_segment_and_remove_one_deletion_file(tmp_path, model
     docs, vectors = make_docs(100, 5)
     index.add_embedded(docs, vectors)
     after = files_of(index.path)
-    assert {k: v for k, v in after.items() if k in before} == before  # nothing committed is rewritten
+    latest = "generations/latest.json"  # the one file each commit replaces: the number of the last commit
+    assert json.loads((index.path / latest).read_text()) == {"generation": index.generation}
+    assert {k: v for k, v in after.items() if k in before and k != latest} == \
+        {k: v for k, v in before.items() if k != latest}  # nothing committed is rewritten
     added = {k.split("/")[1] for k in set(after) - set(before) if k.startswith("segments/")}
     assert len(added) == 1 and set(after) - set(before) - {k for k in after if k.startswith("segments/")} == \
         {"generations/2.json"}
