@@ -498,14 +498,8 @@ def test_an_upgrade_over_a_damaged_file_is_undone_and_says_which(tmp_path, model
 def test_format_1_indexes_are_upgraded_in_place_without_re_embedding(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 30)
     expected = index.search("w2x2 w2x5", 5, mode="lexical"), index.snapshot.dense(vector_of("p2")[None, :], 5)
-    old = tmp_path / "old"
-    old.mkdir()
+    old = format_1(index, tmp_path / "old")
     segment = index.snapshot.segments[0].folder
-    for name in ("documents.jsonl", "documents.offsets.npy", "ids.json", "embeddings.npy", "vectors.faiss",
-                 "metadata.parquet"):
-        (old / name).write_bytes((segment / name).read_bytes())
-    manifest = {k: v for k, v in index.root.items() if k != "store"}
-    (old / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1, "documents": 30}))
     refused = run_cli("search", "w2x2", "--index", str(old))
     assert refused.returncode == 2 and "embedsearch upgrade" in refused.stderr
     embeddings = (old / "embeddings.npy").read_bytes()
