@@ -6,10 +6,8 @@ source. With ``skip_invalid`` a bad record is reported and skipped instead of st
 
 from __future__ import annotations
 
-import base64
 import csv
 import json
-import math
 import os
 import re
 import unicodedata
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .values import check_unicode, clean_scalar, kind_of, kind_problem
 
 ID_FIELDS = ("id", "_id", "doc_id", "paper_id", "ID")
 TEXT_FIELDS = ("text", "abstract", "body", "content")
@@ -237,39 +236,13 @@ def _pick(row: dict[str, Any], wanted: str | None, candidates: tuple[str, ...], 
     return next((name for name in candidates if name in row), None)
 
 
-def _clean_scalar(value: Any) -> Any:
-    """A metadata value as stored: scalars and flat lists as they are, bytes as base64 text, anything
-    nested as its JSON text (never Python's repr)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value):
-        return list(value)
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _check_unicode(value: Any, field: str) -> None:
-    """Refuse a string holding an unpaired surrogate (JSON's ``\\ud800`` escape): it is not text, and no
-    UTF-8 file or response can hold it."""
-    for text in (value if isinstance(value, (list, tuple)) else [value]):
-        if isinstance(text, str):
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ValueError(f"field {field!r} holds an unpaired surrogate ({text[exc.start]!r}) at character "
-                                 f"{exc.start}, which is not text") from None
-
-
 def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Document:
     text_key = _pick(row, fields.text_field, TEXT_FIELDS, "text")
     if text_key is None:
         raise ValueError(f"no text field (looked for {', '.join(TEXT_FIELDS)}); name it with --text-field")
     text = row[text_key]
     if text is not None and not isinstance(text, str):
-        raise ValueError(f"field {text_key!r} holds {_kind(text)}, not text; put the abstract there as a string")
+        raise ValueError(f"field {text_key!r} holds {kind_of(text)}, not text; put the abstract there as a string")
     if text is None or not text.strip():
         raise ValueError(f"empty text in field {text_key!r}")
     id_key = _pick(row, fields.id_field, ID_FIELDS, "id")
@@ -282,13 +255,13 @@ def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Docu
         raise ValueError(f"id {str(doc_id)!r} in field {id_key!r} has spaces around it; ids are kept exactly as "
                          "given, so remove them")
     for key, value in row.items():
-        _check_unicode(key, key)
-        _check_unicode(value, key)
+        check_unicode(key, key)
+        check_unicode(value, key)
     title_key = _pick(row, fields.title_field, TITLE_FIELDS, "title")
-    title = _clean_scalar(row.get(title_key)) if title_key else None
+    title = clean_scalar(row.get(title_key)) if title_key else None
     title = " ".join(str(title).split()) or None if title is not None else None
     used = {text_key, id_key, title_key}
-    metadata = {k: _clean_scalar(v) for k, v in row.items() if k not in used}
+    metadata = {k: clean_scalar(v) for k, v in row.items() if k not in used}
     return Document(str(doc_id).strip(), text.strip(), title, metadata)
 
 
@@ -299,39 +272,6 @@ def parse_record(row: dict[str, Any], where: str, default_id: str = "") -> Docum
         return _to_document(row, FieldMap(), default_id)
     except ValueError as exc:
         raise InputError(f"{where}: {exc}") from None
-
-
-def kind_problem(metadata: dict[str, Any], numeric: frozenset[str]) -> str | None:
-    """Why a record's metadata contradicts an index whose ``numeric`` fields hold numbers (a text year would
-    make every ``year>=`` filter on the index fail), or None. Text that reads as a number is a number, as in
-    CSV files."""
-    for name in sorted(numeric & metadata.keys()):
-        value = metadata[name]
-        for item in (value if isinstance(value, list) else [value]):
-            if item is None or (isinstance(item, (int, float)) and not isinstance(item, bool)):
-                continue
-            if isinstance(item, str) and (not item.strip() or _is_number(item)):
-                continue
-            return (f"field {name!r} holds numbers in this index, but this record has {item!r}; give a number, "
-                    "or put the value in another field")
-    return None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"a boolean ({value})"
-    if isinstance(value, (int, float)):
-        return f"a number ({value})"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return f"a {type(value).__name__}"
 
 
 def bundled_sources() -> list[Path]:

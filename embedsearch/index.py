@@ -16,7 +16,7 @@ from . import lexical as lex
 from . import store
 from . import vectors as vec
 from . import writer
-from .corpus import Document, FieldMap, Problem, bundled_sources, iter_sources, kind_problem
+from .corpus import Document, FieldMap, Problem, bundled_sources, iter_sources
 from .distributed import job_map
 from .embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
 from .errors import InputError
@@ -269,11 +269,7 @@ class Index:
         documents = list(documents)
         check_unique(documents)
         writer.refuse_present(self.refresh().snapshot, [d.id for d in documents])
-        numeric = self.numeric_fields()
-        for doc in documents:
-            wrong = kind_problem(doc.metadata, numeric)
-            if wrong:
-                raise InputError(f"document {doc.id!r}: {wrong}; nothing was added")
+        writer.refuse_contradicting(self.numeric_fields(), documents)
         return self.add_embedded(documents, writer.embed_new(self.snapshot, documents, progress, encoder), wait)
 
     def numeric_fields(self) -> frozenset[str]:

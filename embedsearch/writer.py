@@ -23,6 +23,7 @@ from .store import segment as seg
 from .store.compact import MergePolicy, merge, plan
 from .store.lock import writer
 from .store.snapshot import Snapshot
+from .values import kind_problem
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,14 @@ def refuse_present(snapshot: Snapshot, ids: Sequence[str]) -> None:
     clash = next((i for i, where in zip(ids, locate_ids(snapshot, ids)) if where is not None), None)
     if clash is not None:
         raise InputError(f"id {clash!r} is already in {snapshot.root}; remove it first or give it another id")
+
+
+def refuse_contradicting(numeric: frozenset[str], documents: Sequence[Document]) -> None:
+    """An add may not put text where the index holds numbers (``values.kind_problem``)."""
+    for doc in documents:
+        wrong = kind_problem(doc.metadata, numeric)
+        if wrong:
+            raise InputError(f"document {doc.id!r}: {wrong}; nothing was added")
 
 
 def _maintain(root: Path, manifest: dict[str, Any]) -> None:

@@ -1,0 +1,68 @@
+"""What a record's values may be: metadata as it is stored, text that is really text, and values that keep
+an index's numeric fields numeric. Shared by the file readers (``corpus``) and the writers."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any
+
+
+def clean_scalar(value: Any) -> Any:
+    """A metadata value as stored: scalars and flat lists as they are, bytes as base64 text, anything
+    nested as its JSON text (never Python's repr)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value):
+        return list(value)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def check_unicode(value: Any, field: str) -> None:
+    """Refuse a string holding an unpaired surrogate (JSON's ``\\ud800`` escape): it is not text, and no
+    UTF-8 file or response can hold it."""
+    for text in (value if isinstance(value, (list, tuple)) else [value]):
+        if isinstance(text, str):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"field {field!r} holds an unpaired surrogate ({text[exc.start]!r}) at character "
+                                 f"{exc.start}, which is not text") from None
+
+
+def kind_problem(metadata: dict[str, Any], numeric: frozenset[str]) -> str | None:
+    """Why a record's metadata contradicts an index whose ``numeric`` fields hold numbers (a text year would
+    make every ``year>=`` filter on the index fail), or None. Text that reads as a number is a number, as in
+    CSV files."""
+    for name in sorted(numeric & metadata.keys()):
+        value = metadata[name]
+        for item in (value if isinstance(value, list) else [value]):
+            if item is None or (isinstance(item, (int, float)) and not isinstance(item, bool)):
+                continue
+            if isinstance(item, str) and (not item.strip() or _is_number(item)):
+                continue
+            return (f"field {name!r} holds numbers in this index, but this record has {item!r}; give a number, "
+                    "or put the value in another field")
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
