@@ -6,10 +6,7 @@ source. With ``skip_invalid`` a bad record is reported and skipped instead of st
 
 from __future__ import annotations
 
-import csv
-import json
 import os
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -17,14 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .readers import ROWS, Problem, detect_format
 from .values import check_unicode, clean_scalar, kind_of, kind_problem
 
 ID_FIELDS = ("id", "_id", "doc_id", "paper_id", "ID")
 TEXT_FIELDS = ("text", "abstract", "body", "content")
 TITLE_FIELDS = ("title",)
-_BAD_BYTE = re.compile("[\udc80-\udcff]")
-FORMATS = {".txt": "seed", ".text": "seed", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
-           ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 @dataclass(frozen=True)
@@ -65,17 +60,6 @@ class FieldMap:
     id_field: str | None = None
     title_field: str | None = None
     text_field: str | None = None
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A record that was skipped, and why."""
-
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
 
 
 @dataclass
@@ -119,13 +103,6 @@ def iter_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(), ski
         raise InputError("no valid documents in " + ", ".join(str(p) for p in paths))
 
 
-def detect_format(path: Path) -> str:
-    fmt = FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise InputError(f"{path}: unknown format {path.suffix!r}; use .txt, .jsonl, .csv or .parquet")
-    return fmt
-
-
 def _fail(problem: Problem, skipped: list[Problem], skip_invalid: bool) -> None:
     if not skip_invalid:
         raise InputError(f"{problem}; fix it or pass --skip-invalid")
@@ -146,7 +123,7 @@ def _read_one(path: Path, fields: FieldMap, skipped: list[Problem],
             raise InputError(f"{path}: broken symbolic link (to {os.readlink(path)}); point it at a corpus file")
         raise InputError(f"{path}: no such file")
     fmt = detect_format(path)
-    rows = {"seed": _seed_rows, "jsonl": _jsonl_rows, "csv": _csv_rows, "parquet": _parquet_rows}[fmt](path)
+    rows = ROWS[fmt](path)
     for where, row in rows:
         if isinstance(row, Problem):
             _fail(row, skipped, skip_invalid)
@@ -155,77 +132,6 @@ def _read_one(path: Path, fields: FieldMap, skipped: list[Problem],
             yield where, _to_document(row, fields, default_id=f"{path.stem}:{where.rsplit(':', 1)[1]}")
         except ValueError as exc:
             _fail(Problem(where, str(exc)), skipped, skip_invalid)
-
-
-def _decoded_lines(path: Path) -> Iterator[tuple[int, str | Problem]]:
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-                yield number, line.removeprefix("\ufeff") if number == 1 else line
-            except UnicodeDecodeError as exc:
-                yield number, Problem(f"{path}:{number}",
-                                      f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
-
-
-def _seed_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
-    """The seed format: a header line naming the collection, then one abstract per line."""
-    header = None
-    for number, line in _decoded_lines(path):
-        where = f"{path}:{number}"
-        if isinstance(line, Problem):
-            yield where, line
-        elif number == 1:
-            header = line.strip() or None
-        elif line.strip():
-            yield where, {"text": line, **({"collection": header} if header else {})}
-
-
-def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
-    for number, line in _decoded_lines(path):
-        where = f"{path}:{number}"
-        if isinstance(line, Problem):
-            yield where, line
-            continue
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield where, Problem(where, f"invalid JSON: {exc.msg.removesuffix(' starting at')} (column {exc.colno})")
-            continue
-        yield where, row if isinstance(row, dict) else Problem(where, "expected a JSON object")
-
-
-def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
-    csv.field_size_limit(2**31 - 1)
-    with path.open(newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
-        reader = csv.DictReader(fh, strict=True)
-        try:
-            for row in reader:
-                where = f"{path}:{reader.line_num}"
-                if None in row or None in row.values():
-                    yield where, Problem(where, f"expected {len(reader.fieldnames or [])} columns")
-                elif any(_BAD_BYTE.search(v) for v in row.values()):
-                    yield where, Problem(where, "not valid UTF-8")
-                else:
-                    yield where, row
-        except csv.Error as exc:
-            yield f"{path}:{reader.line_num}", Problem(f"{path}:{reader.line_num}", f"malformed CSV ({exc})")
-
-
-def _parquet_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
-    import pyarrow.parquet as pq
-
-    try:
-        batches = pq.ParquetFile(path).iter_batches(batch_size=10_000)
-        number = 0
-        for batch in batches:
-            for row in batch.to_pylist():
-                number += 1
-                yield f"{path}:{number}", row
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
 
 
 def _pick(row: dict[str, Any], wanted: str | None, candidates: tuple[str, ...], what: str) -> str | None:

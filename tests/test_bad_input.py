@@ -350,3 +350,16 @@ def test_ids_are_kept_exactly_or_refused_and_metadata_is_never_a_python_repr(tmp
     doc = Index.load(tmp_path / "i").documents.get([0])[0]
     assert base64.b64decode(doc.metadata["blob"]) == b"\x00\x01"
     assert json.loads(doc.metadata["nested"]) == {"a": 1, "b": [1, 2]}
+
+
+def test_a_csv_record_with_an_unbalanced_quote_is_named_by_its_line_and_skipped_alone(tmp_path):
+    corpus = tmp_path / "q.csv"
+    corpus.write_text('id,text\na,"first abstract"\nb,"an unbalanced quote\nc,third abstract\n'
+                      'd,"a quoted abstract\nover two lines"\ne,fifth abstract\n')
+    one_error_line(run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384"), 2,
+                   f"{corpus}:3:", "check its quotes")
+    skipped = run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384", "--skip-invalid")
+    assert skipped.returncode == 0 and "skipped 1 invalid record(s)" in skipped.stderr and f"{corpus}:3:" in skipped.stderr
+    index = Index.load(tmp_path / "i")
+    assert index.documents.ids == ["a", "c", "d", "e"]
+    assert index.documents.get([2])[0].text == "a quoted abstract\nover two lines"
