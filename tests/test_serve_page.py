@@ -39,7 +39,9 @@ def test_typing_a_query_shows_the_expected_paper_and_similar_papers_follow(page,
     page.wait_for_function("document.getElementById('about').textContent.includes('57 papers')")
     page.locator("#q").press_sequentially("discrete diffusion with continuous-time Markov chains", delay=5)
     first = page.locator("#results > li").first
-    first.wait_for()
+    # results follow the typing: wait for those of the whole query (a prefix's results may show first)
+    page.wait_for_function("(id) => (document.querySelector('#results > li') || {}).innerText?.includes(id)",
+                           arg=CTMC)
     assert CTMC in first.inner_text()
     shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
     first.locator("button.toggle").click()
