@@ -58,6 +58,9 @@ class DocumentStore:
         if self._offsets.ndim != 1 or len(self._offsets) == 0 or int(self._offsets[-1]) != size:
             raise CorruptIndexError(f"{folder / DOCS}: {size:,} bytes, but its offset table expects "
                                     f"{int(self._offsets[-1]) if self._offsets.size else 0:,}; rebuild the index")
+        if self._offsets[0] != 0 or (np.diff(self._offsets) <= 0).any():
+            raise CorruptIndexError(f"{folder / OFFSETS}: the offsets do not rise from 0 (a damaged file); "
+                                    "restore it or rebuild the index")
 
     def __len__(self) -> int:
         return len(self._offsets) - 1

@@ -456,6 +456,19 @@ def test_an_add_may_not_turn_a_numeric_field_into_text(tmp_path, model_entry):
         == ["ok"]
 
 
+@pytest.mark.parametrize("position", [0, 1, 2, 3])
+def test_a_damaged_offset_table_is_named_not_an_os_error(tmp_path, model_entry, position):
+    index = new_index(tmp_path / "idx", model_entry, 20)
+    offsets = index.snapshot.segments[0].folder / "documents.offsets.npy"
+    table = np.load(offsets)
+    table[[3, 10, 0, 19][position]] = [-5, 10**12, 7, table[18]][position]  # negative, huge, off zero, flat
+    np.save(offsets, table)
+    for args in (["search", "w1x1", "--mode", "lexical"], ["similar", "p4"]):
+        result = run_cli(*args, "--index", str(index.path))
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 3 and len(lines) == 1 and "documents.offsets.npy" in lines[0], result.stderr
+
+
 def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 10)
     index.remove(["p4"])
