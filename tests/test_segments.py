@@ -469,6 +469,19 @@ def test_a_damaged_offset_table_is_named_not_an_os_error(tmp_path, model_entry, 
         assert result.returncode == 3 and len(lines) == 1 and "documents.offsets.npy" in lines[0], result.stderr
 
 
+def test_compact_over_a_damaged_superseded_generation_commits_and_removes_nothing_it_cannot_read(
+        tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 20, StoreSettings(merge=MergePolicy(segments_per_tier=1000)))
+    index.add_embedded(*make_docs(20, 5))
+    (index.path / "generations" / "1.json").write_text("{")  # superseded, kept for readers
+    segments_before = {p.name for p in (index.path / "segments").iterdir()}
+    compacted = run_cli("compact", "--index", str(index.path))
+    assert compacted.returncode == 0, compacted.stderr
+    reopened = Index.load(index.path)
+    assert len(reopened.snapshot.segments) == 1 and len(reopened) == 25 and reopened.check(deep=True) == []
+    assert segments_before <= {p.name for p in (index.path / "segments").iterdir()}
+
+
 def test_cli_add_of_an_existing_id_and_remove_of_a_deleted_one_change_nothing(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 10)
     index.remove(["p4"])

@@ -158,7 +158,11 @@ def collect(root: Path, grace: float = GRACE_SECONDS) -> None:
         (folder / f"{number}.json").unlink(missing_ok=True)
     named_segments, named_deletes = set(), set()
     for number in kept:
-        for entry in read(root, number)["segments"]:
+        try:
+            entries = read(root, number)["segments"]
+        except (CorruptIndexError, IndexStoreError):
+            return  # a kept generation that cannot be read may name any file: remove none (check reports it)
+        for entry in entries:
             named_segments.add(entry["name"])
             named_deletes.add(entry.get("deletes"))
     for item in (root / SEGMENTS).iterdir() if (root / SEGMENTS).is_dir() else ():
