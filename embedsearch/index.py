@@ -20,6 +20,7 @@ from .corpus import Document, FieldMap, Problem, bundled_sources, iter_sources
 from .distributed import job_map
 from .embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
 from .errors import InputError
+from .manifest_check import check_manifest
 from .search import Hit, Ranked, SearchSettings, check_query, rank, to_hits
 from .store import generation as gen
 from .store.snapshot import Snapshot
@@ -117,7 +118,9 @@ class Index:
         """Open an index folder at its newest generation (or ``generation``); a symlink is followed once, so
         writes reach the real folder. With ``model``, fail unless the index was built with that model."""
         path = store.real_path(path)
-        index = cls(path, store.read_manifest(path), generation)
+        manifest = store.read_manifest(path)
+        check_manifest(path / store.MANIFEST, manifest)
+        index = cls(path, manifest, generation)
         if model is not None:
             from .embed import load_model, model_fingerprint
 

@@ -536,3 +536,25 @@ def test_format_1_indexes_are_upgraded_in_place_without_re_embedding(tmp_path, m
     assert upgraded.snapshot.segments[0].embeddings.tobytes() == np.load(segment / "embeddings.npy").tobytes()
     assert (upgraded.snapshot.segments[0].folder / "embeddings.npy").read_bytes() == embeddings
     assert not (old / "documents.jsonl").exists() and upgraded.check(deep=True) == []
+
+
+@pytest.mark.parametrize("edit, phrase", [
+    (lambda m: m["index"]["settings"].update(index_typE=m["index"]["settings"].pop("index_type")),
+     "unknown key 'index.settings.index_typE'"),
+    (lambda m: m["model"].pop("settings"), "key 'model.settings' is missing"),
+    (lambda m: m["lexical"].update(k1="high"), "lexical holds a value this version cannot use"),
+], ids=["renamed", "missing", "mistyped"])
+def test_a_damaged_manifest_key_is_named_before_any_write(tmp_path, model_entry, edit, phrase):
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    manifest = json.loads((index.path / "manifest.json").read_text())
+    edit(manifest)
+    (index.path / "manifest.json").write_text(json.dumps(manifest))
+    before = files_of(index.path)
+    source = tmp_path / "more.jsonl"
+    source.write_text(json.dumps({"id": "late", "abstract": "w1x1 w1x2"}) + "\n")
+    for args in (["check"], ["add", str(source)], ["compact"], ["remove", "p1"]):
+        result = run_cli(*args, "--index", str(index.path))
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 3 and len(lines) == 1 and phrase in lines[0], result.stderr
+        assert "manifest.json" in lines[0] and "Traceback" not in result.stderr
+    assert files_of(index.path) == before
