@@ -558,3 +558,16 @@ def test_a_damaged_manifest_key_is_named_before_any_write(tmp_path, model_entry,
         assert result.returncode == 3 and len(lines) == 1 and phrase in lines[0], result.stderr
         assert "manifest.json" in lines[0] and "Traceback" not in result.stderr
     assert files_of(index.path) == before
+
+
+def test_check_says_when_merges_are_pending(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    for start in (10, 20):
+        index.add_embedded(*make_docs(start, 3))
+    healthy = json.loads(run_cli("check", "--index", str(index.path), "--json", check=True).stdout)
+    assert healthy["merges_pending"] == 0
+    manifest = json.loads((index.path / "manifest.json").read_text())
+    manifest["store"]["merge"].update(segments_per_tier=2, floor_rows=5)  # a policy the segments now break
+    (index.path / "manifest.json").write_text(json.dumps(manifest))
+    result = run_cli("check", "--index", str(index.path), check=True)
+    assert "healthy" in result.stdout and "merge(s) the merge policy asks for are pending" in result.stdout

@@ -124,15 +124,23 @@ def info(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt) -> None:
 def check(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt) -> None:
     """Verify every file of an index against the sizes and checksums in its manifest, and the row counts
     of every part; one line per problem and exit 3 when damaged."""
+    from ..store.compact import plan
+    from ..writer import StoreSettings
+
     idx = open_index(index)
     problems = idx.check(deep=True)
+    pending = len(plan(idx.snapshot, StoreSettings.from_manifest(idx.manifest.get("store")).merge))
     if as_json:
-        typer.echo(json.dumps({"path": str(idx.path), "healthy": not problems, "problems": problems}))
+        typer.echo(json.dumps({"path": str(idx.path), "healthy": not problems, "problems": problems,
+                               "merges_pending": pending}))
         if problems:
             raise typer.Exit(3)
         return
     _fail_if_damaged(idx, problems)
     typer.echo(f"{idx.path}: healthy ({len(idx)} documents, every file matches the manifest)")
+    if pending:
+        typer.echo(f"{pending} merge(s) the merge policy asks for are pending (deferred after a commit); the next "
+                   "commit retries them, `embedsearch compact` runs them now")
 
 
 @app.command()
