@@ -260,7 +260,7 @@ def column_kind(column) -> tuple[str, Any]:
     numbers = [finite_number(v) for v in values]
     if values and all(n is not None for n in numbers):
         return ("integer" if all(n == int(n) for n in numbers) else "number"), example
-    return "text", example
+    return "text", next((v for v, n in zip(values, numbers) if n is None), example)  # a value that is not a number
 
 
 def _column_mask(condition: Filter, column) -> np.ndarray:

@@ -363,3 +363,11 @@ def test_a_csv_record_with_an_unbalanced_quote_is_named_by_its_line_and_skipped_
     index = Index.load(tmp_path / "i")
     assert index.documents.ids == ["a", "c", "d", "e"]
     assert index.documents.get([2])[0].text == "a quoted abstract\nover two lines"
+
+
+def test_a_filter_on_a_mixed_field_quotes_the_value_that_is_not_a_number(tmp_path):
+    rows = [{"id": f"p{i}", "text": f"abstract number {i}", "year": y} for i, y in enumerate([2020, 2021, "twenty", 2019])]
+    corpus = write_jsonl(tmp_path / "mixed.jsonl", rows)
+    run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384", check=True)
+    one_error_line(run_cli("search", "abstract", "--index", str(tmp_path / "i"), "--filter", "year>=2020"), 2,
+                   "'year' holds text (e.g. 'twenty')")
