@@ -571,3 +571,16 @@ def test_check_says_when_merges_are_pending(tmp_path, model_entry):
     (index.path / "manifest.json").write_text(json.dumps(manifest))
     result = run_cli("check", "--index", str(index.path), check=True)
     assert "healthy" in result.stdout and "merge(s) the merge policy asks for are pending" in result.stdout
+
+
+def test_a_generation_entry_with_a_renamed_key_is_named(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 10)
+    file = index.path / "generations" / f"{index.generation}.json"
+    generation = json.loads(file.read_text())
+    generation["segments"][0]["rowz"] = generation["segments"][0].pop("rows")
+    file.write_text(json.dumps(generation))
+    for args in (["check"], ["search", "w1x1", "--mode", "lexical"], ["compact"]):
+        result = run_cli(*args, "--index", str(index.path))
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 3 and len(lines) == 1, result.stderr
+        assert f"{file}: segment 0: key 'rows' is missing" in lines[0]

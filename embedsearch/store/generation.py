@@ -87,7 +87,26 @@ def read(root: Path, number: int) -> dict[str, Any]:
         raise IndexStoreError(f"{file}: generation {number} is gone (compacted away); reopen the index") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptIndexError(f"{file}: unreadable generation manifest; restore it or rebuild") from exc
+    _check_entries(file, manifest["segments"])
     return manifest
+
+
+ENTRY_KEYS = {"name": str, "rows": int, "index_type": str, "info_sha256": str}
+DELETE_KEYS = {"deletes": str, "deleted": int, "deletes_sha256": str}
+
+
+def _check_entries(file: Path, entries: Any) -> None:
+    """Each segment entry holds its keys with the right types (a deletion file's three together), so no
+    ``KeyError`` or ``TypeError`` reaches a reader or a writer later."""
+    if not isinstance(entries, list):
+        raise CorruptIndexError(f"{file}: 'segments' should be a list; restore it or rebuild")
+    for position, entry in enumerate(entries):
+        wanted = {**ENTRY_KEYS, **(DELETE_KEYS if isinstance(entry, dict) and entry.get("deletes") else {})}
+        for key, kind in wanted.items():
+            value = entry.get(key) if isinstance(entry, dict) else None
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise CorruptIndexError(f"{file}: segment {position}: key {key!r} is missing or not "
+                                        f"{'a whole number' if kind is int else 'text'}; restore it or rebuild")
 
 
 def publish(root: Path, manifest: dict[str, Any]) -> int:
