@@ -319,15 +319,21 @@ def test_similar_file_errors_name_the_file(built, tmp_path):
                    "nope.txt: no such file")
 
 
+def refused_then_skipped(corpus: Path, index: Path, *phrases: str) -> subprocess.CompletedProcess:
+    """Build ``corpus``: refused with one error line holding ``phrases`` and nothing written, then built with
+    ``--skip-invalid`` (returned)."""
+    one_error_line(run_cli("build", str(corpus), "--index", str(index), "--model", "hashing-384"), 2, *phrases)
+    assert not index.exists()
+    skipped = run_cli("build", str(corpus), "--index", str(index), "--model", "hashing-384", "--skip-invalid")
+    assert skipped.returncode == 0 and "Traceback" not in skipped.stderr, skipped.stderr
+    return skipped
+
+
 def test_a_lone_surrogate_is_a_file_line_error_or_skipped(tmp_path):
     corpus = tmp_path / "s.jsonl"
     corpus.write_text('{"id": "a", "text": "fine text"}\n{"id": "b", "text": "bad \\ud800 text"}\n'
                       '{"id": "c", "text": "more text", "note": ["ok", "\\udfff"]}\n')
-    one_error_line(run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384"), 2,
-                   f"{corpus}:2", "unpaired surrogate")
-    assert not (tmp_path / "i").exists()
-    skipped = run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384", "--skip-invalid")
-    assert skipped.returncode == 0 and "Traceback" not in skipped.stderr
+    skipped = refused_then_skipped(corpus, tmp_path / "i", f"{corpus}:2", "unpaired surrogate")
     assert f"{corpus}:2" in skipped.stderr and f"{corpus}:3" in skipped.stderr and "'note'" in skipped.stderr
     assert Index.load(tmp_path / "i").documents.ids == ["a"]
 
@@ -356,10 +362,8 @@ def test_a_csv_record_with_an_unbalanced_quote_is_named_by_its_line_and_skipped_
     corpus = tmp_path / "q.csv"
     corpus.write_text('id,text\na,"first abstract"\nb,"an unbalanced quote\nc,third abstract\n'
                       'd,"a quoted abstract\nover two lines"\ne,fifth abstract\n')
-    one_error_line(run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384"), 2,
-                   f"{corpus}:3:", "check its quotes")
-    skipped = run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384", "--skip-invalid")
-    assert skipped.returncode == 0 and "skipped 1 invalid record(s)" in skipped.stderr and f"{corpus}:3:" in skipped.stderr
+    skipped = refused_then_skipped(corpus, tmp_path / "i", f"{corpus}:3:", "check its quotes")
+    assert "skipped 1 invalid record(s)" in skipped.stderr and f"{corpus}:3:" in skipped.stderr
     index = Index.load(tmp_path / "i")
     assert index.documents.ids == ["a", "c", "d", "e"]
     assert index.documents.get([2])[0].text == "a quoted abstract\nover two lines"
