@@ -118,9 +118,7 @@ class Index:
         """Open an index folder at its newest generation (or ``generation``); a symlink is followed once, so
         writes reach the real folder. With ``model``, fail unless the index was built with that model."""
         path = store.real_path(path)
-        manifest = store.read_manifest(path)
-        check_manifest(path / store.MANIFEST, manifest)
-        index = cls(path, manifest, generation)
+        index = cls(path, check_manifest(path / store.MANIFEST, store.read_manifest(path)), generation)
         if model is not None:
             from .embed import load_model, model_fingerprint
 
@@ -272,12 +270,8 @@ class Index:
         documents = list(documents)
         check_unique(documents)
         writer.refuse_present(self.refresh().snapshot, [d.id for d in documents])
-        writer.refuse_contradicting(self.numeric_fields(), documents)
+        writer.refuse_contradicting(self.snapshot.numeric_fields(), documents)
         return self.add_embedded(documents, writer.embed_new(self.snapshot, documents, progress, encoder), wait)
-
-    def numeric_fields(self) -> frozenset[str]:
-        """The metadata fields this index holds as numbers (new records must keep them numbers)."""
-        return flt.numeric_fields([segment.folder for segment in self.snapshot.segments])
 
     def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> "Index":
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""

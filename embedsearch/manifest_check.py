@@ -22,8 +22,8 @@ SECTIONS: tuple[tuple[tuple[str, ...], type, bool], ...] = (
     (("store",), StoreSettings, False), (("store", "merge"), MergePolicy, False))
 
 
-def check_manifest(file: Path, manifest: dict[str, Any]) -> None:
-    """Raise naming ``file`` and the key when a settings section would not build its dataclass."""
+def check_manifest(file: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """``manifest``, once every settings section builds its dataclass; else an error naming ``file`` and the key."""
     for keys, kind, required in SECTIONS:
         name = ".".join(keys)
         section: Any = manifest
@@ -46,3 +46,4 @@ def check_manifest(file: Path, manifest: dict[str, Any]) -> None:
         except (EmbedsearchError, TypeError, ValueError) as exc:
             raise CorruptIndexError(f"{file}: {name} holds a value this version cannot use "
                                     f"({str(exc).splitlines()[0]}); restore the file, or rebuild the index") from None
+    return manifest

@@ -73,7 +73,8 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
     from ..index import Index
 
     idx = Index.load(index)
-    result = read_sources(sources, _fields(id_field, title_field, text_field), skip_invalid, idx.numeric_fields())
+    result = read_sources(sources, _fields(id_field, title_field, text_field), skip_invalid,
+                          idx.snapshot.numeric_fields())
     docs = result.documents
     if skip_invalid:
         present = idx.documents.row_of

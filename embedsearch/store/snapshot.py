@@ -67,6 +67,10 @@ class Snapshot:
                 "built_at": m["built_at"], "updated_at": m["committed_at"], "format_version": m["format_version"],
                 "package_version": m["package_version"], "provenance": m.get("provenance")}
 
+    def numeric_fields(self) -> frozenset[str]:
+        """The metadata fields this generation holds as numbers (new records must keep them numbers)."""
+        return flt.numeric_fields([segment.folder for segment in self.segments])
+
     def locate(self, rows: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """For live ``rows``: each segment they fall in, their positions in ``rows``, and their segment rows."""
         rows = np.asarray(rows, dtype=np.int64)
