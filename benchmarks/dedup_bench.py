@@ -52,7 +52,7 @@ class CachedEncoder:
     """SemHash's encoder: the same model and embeddings as ours (served from our cache)."""
 
     def __init__(self):
-        from embedsearch.embed import Embedder
+        from embedsearch.embedding.embed import Embedder
 
         self.embedder = Embedder()
 

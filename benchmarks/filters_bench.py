@@ -17,8 +17,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import save, table  # noqa: E402
 
-from embedsearch import filters as flt  # noqa: E402
 from embedsearch.corpus import Document  # noqa: E402
+from embedsearch.store import filters as flt
 
 ROWS = 1_000_000
 

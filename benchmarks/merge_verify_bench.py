@@ -23,7 +23,7 @@ sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from segments_bench import corpus, model_entry
 from embedsearch import Index
 from embedsearch.store.compact import MergePolicy
-from embedsearch.writer import StoreSettings
+from embedsearch.store.writer import StoreSettings
 n, path = int(sys.argv[2]), sys.argv[3]
 docs, vectors = corpus(n)
 part = n // 8

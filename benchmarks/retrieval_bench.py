@@ -20,9 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SHARED, percentiles, save, table  # noqa: E402
 
 from embedsearch import EmbedSettings, Index  # noqa: E402
-from embedsearch import lexical as lex  # noqa: E402
 from embedsearch.evaluate import load_beir, rank_queries, score_run  # noqa: E402
-from embedsearch.search import SearchSettings, dense_rows, fuse, top_lexical  # noqa: E402
+from embedsearch.retrieval.search import SearchSettings, fuse, top_lexical
+from embedsearch.store import lexical as lex
+from embedsearch.store.vectors import dense_rows
 
 SCIFACT = SHARED / "eval" / "scifact"
 DEPTH = 100

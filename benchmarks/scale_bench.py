@@ -42,9 +42,9 @@ def build_and_query(corpus: Path, queries: Path, folder: Path) -> dict:
     """Runs in a child process: build the index in stages, then measure recall and latency."""
     import faiss
 
-    from embedsearch import ivf
-    from embedsearch import vectors as vec
-    from embedsearch.search import dense_rows
+    from embedsearch.engine.jobs import local_map
+    from embedsearch.store import vectors as vec
+    from embedsearch.store.vectors import dense_rows, ivf
 
     x = np.load(corpus, mmap_mode="r")
     settings = vec.VectorSettings(index_type="ivfpq")
@@ -56,7 +56,7 @@ def build_and_query(corpus: Path, queries: Path, folder: Path) -> dict:
 
     def timed_local(fn, jobs):
         begin = time.perf_counter()
-        out = list(ivf.local_map(fn, jobs))  # timed apart from the merge
+        out = list(local_map(fn, jobs))  # timed apart from the merge
         fill["s"] = time.perf_counter() - begin
         return out
 
@@ -103,8 +103,8 @@ def embedding_rates(count: int) -> list[list]:
     """Docs/s for the same abstracts embedded from scratch locally and on a local Ray cluster."""
     import ray
 
-    from embedsearch.distributed import RaySettings, ray_encoder
-    from embedsearch.embed import Embedder
+    from embedsearch.embedding.embed import Embedder
+    from embedsearch.engine.distributed import RaySettings, ray_encoder
 
     texts = []
     with (SHARED / "eval" / "scifact" / "corpus.jsonl").open() as fh:

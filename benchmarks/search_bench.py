@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, clustered_vectors, median_wall, percentiles, python, save, table, timed  # noqa: E402
+from common import SHARED, clustered_vectors, median_wall, percentiles, python, save, table, timed
 
 QUERIES = ["discrete diffusion with continuous-time Markov chains", "vision-language-action robot policies",
            "spiking neural networks", "mixture of experts routing", "reinforcement learning from human feedback",
@@ -37,10 +37,9 @@ for r in rows[0]: print(json.loads(lines[r])["id"])
 
 def build_section(work: Path) -> tuple[list, object]:
     from embedsearch import Index
-    from embedsearch.corpus import read_sources
-    from embedsearch.embed import Embedder
+    from embedsearch.corpus import bundled_sources, read_sources
+    from embedsearch.embedding.embed import Embedder
     from embedsearch.evaluate import load_beir
-    from embedsearch.corpus import bundled_sources
 
     _, load_s = timed(Embedder)
     sample = load_beir(SHARED / "eval" / "scifact").documents[:500]
@@ -85,8 +84,8 @@ def warm_section(index) -> list:
 
 
 def ann_section(n: int = 100_000, queries: int = 1000) -> list:
-    from embedsearch import vectors as vec
-    from embedsearch.search import dense_rows
+    from embedsearch.store import vectors as vec
+    from embedsearch.store.vectors import dense_rows
 
     data = clustered_vectors(n, seed=1)
     probes = clustered_vectors(queries, seed=2)  # same generator, different points: held-out queries

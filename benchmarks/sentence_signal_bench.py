@@ -20,10 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SHARED, save, table  # noqa: E402
 
 from embedsearch import Document, Index  # noqa: E402
-from embedsearch import lexical as lex  # noqa: E402
-from embedsearch.embed import EmbedSettings, Embedder  # noqa: E402
+from embedsearch.embedding.embed import Embedder, EmbedSettings
 from embedsearch.evaluate import load_beir, score_run  # noqa: E402
-from embedsearch.search import dense_rows, fuse, top_lexical  # noqa: E402
+from embedsearch.retrieval.search import fuse, top_lexical
+from embedsearch.store import lexical as lex
+from embedsearch.store.vectors import dense_rows
 
 SCIFACT = SHARED / "eval" / "scifact"
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")

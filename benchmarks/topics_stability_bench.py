@@ -33,7 +33,7 @@ FITS = """
 import json, sys, time
 import numpy as np, torch
 from embedsearch.corpus import bundled_sources, read_sources
-from embedsearch.embed import Embedder, EmbedSettings
+from embedsearch.embedding.embed import Embedder, EmbedSettings
 from embedsearch.topics.cluster import TopicSettings, enable_numba_cache
 from embedsearch.topics.consensus import fit_labels
 enable_numba_cache()

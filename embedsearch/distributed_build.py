@@ -20,8 +20,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .corpus import FieldMap, Problem, iter_sources
-from .errors import InputError
+from .corpus import FieldMap, Problem, UniqueIds, iter_sources
+from .embedding.embed import Embedder, EmbedSettings
+from .engine.distributed import RaySettings, connect, job_map
+from .engine.jobs import JobRunner
+from .retrieval.search import SearchSettings
+from .store import generation as gen
+from .store import segment as seg
+from .store.generation import SegmentEntry
+from .store.lexical import LexicalSettings
+from .store.manifest import Manifest
+from .store.settings import StoreSettings
+from .store.vectors import VectorSettings
+from .store.writer import chunks, export_query_encoder, new_index
 
 
 def read_ids(source: str, fields: dict, skip_invalid: bool) -> tuple[list[str], list[str]]:
@@ -31,70 +42,50 @@ def read_ids(source: str, fields: dict, skip_invalid: bool) -> tuple[list[str], 
     return ids, [str(p) for p in skipped]
 
 
-def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, manifest: dict,
-                   segment_rows: int) -> list[dict[str, Any]]:
+def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, manifest: Manifest,
+                   segment_rows: int) -> list[SegmentEntry]:
     """On a worker: embed one corpus file and write it as segments under ``root``; returns their entries."""
     import torch
 
-    from . import lexical as lex
-    from .embed import EmbedSettings, Embedder
-    from .store import segment as seg
-    from .writer import chunks
-
     torch.set_num_threads(1)
-    embedder = Embedder(EmbedSettings(**manifest["model"]["settings"]))
-    lexical = lex.LexicalSettings(**manifest["lexical"])
+    embedder = Embedder(manifest.model.settings)
     entries = []
     for part in chunks(iter_sources([source], FieldMap(**fields), skip_invalid, []), segment_rows):
         matrix = embedder.embed([d.embed_text for d in part])
-        entries.append(seg.write(Path(root), part, matrix, seg.vector_writer(manifest, [], matrix), lexical))
+        entries.append(seg.write(Path(root), part, matrix, seg.vector_writer(manifest.vectors, [], matrix),
+                                 manifest.lexical))
     return entries
 
 
-def from_sources(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, ray, embed=None,
-                 storage=None, progress: bool = False, **settings: Any) -> list[Problem]:
-    """``Index.from_sources`` with ``ray=``: the manifest from the settings given, then ``build``."""
-    from . import lexical as lex
-    from . import store
-    from . import vectors as vec
-    from .distributed import connect, job_map
-    from .embed import EmbedSettings, Embedder
-    from .search import SearchSettings
-    from .writer import StoreSettings, export_query_encoder
-
+def from_sources(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, ray: RaySettings,
+                 embed: EmbedSettings | None = None, storage: StoreSettings | None = None, progress: bool = False,
+                 **settings: Any) -> list[Problem]:
+    """``Index.from_sources`` with ``ray=``: the manifest from the settings given (as the local build makes
+    it), then ``build``."""
     connect(ray)  # an unreachable cluster fails in a second, not after loading the model
     embedder = Embedder(embed or EmbedSettings())
     storage = storage or StoreSettings()
-    parts = {"vectors": vec.VectorSettings(), "lexical": lex.LexicalSettings(), "search": SearchSettings()}
+    parts = {"vectors": VectorSettings(), "lexical": LexicalSettings(), "search": SearchSettings()}
     parts.update({k: v for k, v in settings.items() if k in parts})
-    manifest = store.new_manifest(model=embedder.manifest_entry(), sources=[str(s) for s in sources],
-                                  store=asdict(storage), lexical=asdict(parts["lexical"]), search=asdict(parts["search"]),
-                                  index={"type": "segments", "ondisk": False, "settings": asdict(parts["vectors"])})
-    skipped = build(sources, target, fields, skip_invalid, manifest, storage.segment_rows, job_map(ray))
+    manifest = Manifest.new(embedder.manifest_entry(), vectors=parts["vectors"], lexical=parts["lexical"],
+                            search=asdict(parts["search"]), store=storage, sources=tuple(str(s) for s in sources))
+    skipped = build(sources, target, fields, skip_invalid, manifest, job_map(ray))
     export_query_encoder(embedder)
     return [Problem(*line.split(": ", 1)) if ": " in line else Problem(line, "") for line in skipped]
 
 
-def build(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, manifest: dict,
-          segment_rows: int, jobs) -> list[str]:
+def build(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, manifest: Manifest,
+          jobs: JobRunner) -> list[str]:
     """Build ``target`` from ``sources`` through ``jobs`` (a ``RayMap``); returns the skipped records."""
-    from . import store
-    from .store import generation as gen
-
     names = [str(Path(s).resolve()) for s in sources]
     checked = list(jobs(read_ids, [(name, asdict(fields), skip_invalid) for name in names]))
-    seen: dict[str, str] = {}
+    unique = UniqueIds()
     for name, (ids, _) in zip(names, checked):
         for doc_id in ids:
-            if doc_id in seen:
-                raise InputError(f"{name}: duplicate id {doc_id!r} (also in {seen[doc_id]}); ids must be unique")
-            seen[doc_id] = name
-    if not seen:
-        raise InputError("no valid documents in " + ", ".join(names))
-    with store.atomic_folder(target) as tmp:
-        (tmp / store.MANIFEST).write_text(store.json_text(manifest))
-        (tmp / store.LOCK).touch()
-        work = [(name, asdict(fields), skip_invalid, str(tmp), manifest, segment_rows) for name in names]
+            unique.add(doc_id, name)
+    unique.finish(", ".join(names))
+    with new_index(target, manifest) as tmp:
+        work = [(name, asdict(fields), skip_invalid, str(tmp), manifest, manifest.store.segment_rows) for name in names]
         entries = [entry for written in jobs(write_segments, work) for entry in written]
-        gen.publish(tmp, {"segments": entries, "corpus_version": 1})
+        gen.publish(tmp, entries, 1)
     return [problem for _, skipped in checked for problem in skipped]

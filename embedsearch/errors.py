@@ -20,6 +20,14 @@ class InputError(EmbedsearchError):
     """A corpus, query or argument is malformed; the message names the file, line or field."""
 
 
+class UnknownIdError(InputError):
+    """An id that is not live in the index."""
+
+
+class IdConflictError(InputError):
+    """An id that is already live in the index."""
+
+
 class IndexStoreError(EmbedsearchError):
     """An index folder is missing, unreadable, corrupted or from an incompatible version."""
 

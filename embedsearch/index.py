@@ -11,24 +11,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import filters as flt
-from . import lexical as lex
 from . import store
-from . import vectors as vec
-from . import writer
-from .corpus import Document, FieldMap, Problem, bundled_sources, iter_sources
-from .distributed import job_map
-from .embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
-from .errors import InputError
-from .manifest_check import check_manifest
-from .search import Hit, Ranked, SearchSettings, check_query, rank, to_hits
+from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique, iter_sources
+from .embedding.embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
+from .engine.distributed import job_map
+from .errors import InputError, UnknownIdError
+from .manifest_check import load_manifest
+from .retrieval.search import Hit, SearchSettings, check_k, check_query, nearest, search_many
+from .store import filters as flt
 from .store import generation as gen
+from .store import lexical as lex
+from .store import vectors as vec
+from .store import writer
+from .store.manifest import Manifest
 from .store.snapshot import Snapshot
-from .writer import StoreSettings, check_unique, embed_documents, export_query_encoder
+from .store.writer import StoreSettings, embed_documents, export_query_encoder
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport
-    from .distributed import RaySettings
+    from .engine.distributed import RaySettings
     from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"
@@ -37,22 +38,21 @@ BUNDLED_NAME = "neurips2026"
 class Index:
     """A searchable corpus on disk. Use ``Index.build``, ``Index.from_sources``, ``Index.load`` or ``Index.bundled``."""
 
-    def __init__(self, path: Path, root: dict[str, Any], generation: int | None = None):
+    def __init__(self, path: Path, manifest: Manifest, generation: int | None = None):
         self.path = Path(path)
-        self.root = root
-        self.snapshot = Snapshot(self.path, root, gen.newest(self.path) if generation is None else generation)
+        self.snapshot = Snapshot(self.path, manifest, gen.newest(self.path) if generation is None else generation)
         self.skipped: list[Problem] = []
 
     @classmethod
     def build(cls, documents: Iterable[Document], path: str | Path, model: str = DEFAULT_MODEL,
               embed: EmbedSettings | None = None, vectors: vec.VectorSettings = vec.VectorSettings(),
               lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
-              progress: bool = False, sources: Sequence[str] = (), ray: "RaySettings | None" = None,
-              storage: StoreSettings = StoreSettings(), total: int | None = None) -> "Index":
+              progress: bool = False, sources: Sequence[str] = (), ray: RaySettings | None = None,
+              storage: StoreSettings = StoreSettings(), total: int | None = None) -> Index:
         """Embed ``documents`` (through the cache; on a Ray cluster with ``ray``) segment by segment and write
         a new index at ``path``, replacing any index there. An iterator is read one segment at a time (give
         ``total``, the expected count, to choose the vector index); memory holds one segment, not the corpus."""
-        from .embed import Embedder
+        from .embedding.embed import Embedder
 
         path = store.check_target(path, sources)
         if total is None:
@@ -70,31 +70,29 @@ class Index:
     @classmethod
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
                         model: dict[str, Any], vectors: vec.VectorSettings = vec.VectorSettings(),
-                        **options: Any) -> "Index":
+                        **options: Any) -> Index:
         """Write an index from vectors made elsewhere, as one segment; ``model`` is the manifest entry of the
         model that made them (``Embedder.manifest_entry()``), the options are ``from_batches``'s."""
-        documents = list(documents)
-        if embeddings.shape[0] != len(documents):
-            raise InputError(f"{embeddings.shape[0]} vectors for {len(documents)} documents")
+        documents = list(documents)  # a count of vectors that does not match is refused by ``writer.unique``
         return cls.from_batches([(documents, embeddings)], path, model, len(documents), vectors, **options)
 
     @classmethod
     def from_batches(cls, batches: Iterable[writer.Batch], path: str | Path, model: dict[str, Any], total: int,
                      vectors: vec.VectorSettings = vec.VectorSettings(),
                      lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
-                     sources: Sequence[str] = (), ray: "RaySettings | None" = None,
-                     storage: StoreSettings = StoreSettings()) -> "Index":
+                     sources: Sequence[str] = (), ray: RaySettings | None = None,
+                     storage: StoreSettings = StoreSettings()) -> Index:
         """Write an index from ``(documents, vectors)`` batches made one at a time: each becomes a segment and
         is released before the next is read, so memory holds one batch, not the corpus. ``total`` (the corpus
         size) picks the vector index kind; with ``ray``, IVF shards are filled as Ray tasks."""
-        manifest = store.new_manifest(model=model, sources=[str(s) for s in sources], lexical=asdict(lexical),
-                                      search=asdict(search), store=asdict(storage))
-        writer.create(Path(path), manifest, total, writer.unique(batches), vectors, job_map(ray))
+        manifest = Manifest.new(model, vectors=vectors, lexical=lexical, search=asdict(search), store=storage,
+                                sources=tuple(str(s) for s in sources))
+        writer.create(Path(path), manifest, total, writer.unique(batches), job_map(ray))
         return cls.load(path)
 
     @classmethod
     def from_sources(cls, sources: Sequence[str | Path], path: str | Path,
-                     fields: FieldMap = FieldMap(), skip_invalid: bool = False, **build: Any) -> "Index":
+                     fields: FieldMap = FieldMap(), skip_invalid: bool = False, **build: Any) -> Index:
         """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``.
         A first pass validates every record (a bad line fails before the model loads) and counts them; the
         second streams them into segments, so memory holds one segment of documents, not the corpus. With
@@ -114,25 +112,25 @@ class Index:
         return index
 
     @classmethod
-    def load(cls, path: str | Path, model: str | None = None, generation: int | None = None) -> "Index":
+    def load(cls, path: str | Path, model: str | None = None, generation: int | None = None) -> Index:
         """Open an index folder at its newest generation (or ``generation``); a symlink is followed once, so
         writes reach the real folder. With ``model``, fail unless the index was built with that model."""
         path = store.real_path(path)
-        index = cls(path, check_manifest(path / store.MANIFEST, store.read_manifest(path)), generation)
+        index = cls(path, load_manifest(path), generation)
         if model is not None:
-            from .embed import load_model, model_fingerprint
+            from .embedding.embed import load_model, model_fingerprint
 
             check_fingerprint(index.manifest["model"], model_fingerprint(load_model(model)), model, path)
         return index
 
     @classmethod
-    def bundled(cls, path: str | Path | None = None, progress: bool = False) -> "Index":
+    def bundled(cls, path: str | Path | None = None, progress: bool = False) -> Index:
         """The bundled NeurIPS 2026 corpus, built on first use."""
         path = Path(path) if path else store.default_home() / BUNDLED_NAME
         if (path / store.MANIFEST).exists():
             try:
                 index = cls.load(path)
-                if index.manifest.get("package_version") == store.package_version():
+                if index.snapshot.manifest.package_version == store.package_version():
                     return index
             except store.IndexStoreError:
                 pass  # an older or damaged copy of package data: rebuild it (embeddings come from the cache)
@@ -146,15 +144,16 @@ class Index:
         """Whether a newer generation than the one this ``Index`` reads has been committed."""
         return gen.numbers(self.path)[-1:] != [self.generation]
 
-    def refresh(self) -> "Index":
+    def refresh(self) -> Index:
         """Move to the newest generation (a no-op when this is it)."""
         if self.has_newer():
-            self.__dict__.update(Index(self.path, self.root).__dict__ | {"skipped": self.skipped})
+            self.__dict__.update(Index(self.path, self.snapshot.manifest).__dict__ | {"skipped": self.skipped})
         return self
 
     @property
     def manifest(self) -> dict[str, Any]:
-        return self.snapshot.manifest
+        """The manifest and the generation read, as JSON (``snapshot.manifest`` is the typed manifest)."""
+        return self.snapshot.to_json()
 
     @property
     def documents(self):
@@ -172,7 +171,7 @@ class Index:
 
     @property
     def model_name(self) -> str:
-        return self.manifest["model"]["name"]
+        return self.snapshot.manifest.model.name
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors made exactly as this index's document vectors were."""
@@ -180,7 +179,7 @@ class Index:
 
     @property
     def search_settings(self) -> SearchSettings:
-        return SearchSettings(**self.manifest.get("search", {}))
+        return SearchSettings(**self.snapshot.manifest.search)
 
     def search(self, query: str, k: int = 10, mode: str | None = None,
                filters: Sequence[str | flt.Filter] = ()) -> list[Hit]:
@@ -190,49 +189,38 @@ class Index:
     def search_many(self, queries: Sequence[str], k: int = 10, mode: str | None = None,
                     filters: Sequence[str | flt.Filter] = ()) -> list[list[Hit]]:
         """Answer many queries with one batched encode; ``filters`` restrict by metadata (``year>=2024``)."""
-        _check_k(k)
-        settings = self.search_settings
-        if mode is not None:
-            settings = SearchSettings(**{**asdict(settings), "mode": mode})
-        queries = [check_query(q) for q in queries]
-        allowed = self.snapshot.allowed_rows([f if isinstance(f, flt.Filter) else flt.Filter.parse(f)
-                                              for f in filters])
-        return [self._hits(ranked) for ranked in rank(self.snapshot, queries, k, settings, allowed)]
+        settings = self.search_settings if mode is None else replace(self.search_settings, mode=mode)
+        return search_many(self.snapshot, queries, k, settings, filters)
 
     def similar(self, doc_id: str, k: int = 10) -> list[Hit]:
         """Papers related to a document of the index, itself excluded (``similar_to_text`` for new text)."""
-        _check_k(k)
+        check_k(k)
         row = self.documents.row_of.get(doc_id)
         if row is None:
-            raise InputError(f"no document with id {doc_id!r} in {self.path}; for an abstract's text use "
+            raise UnknownIdError(f"no document with id {doc_id!r} in {self.path}; for an abstract's text use "
                              "`similar_to_text` (CLI: `similar --text`), or check the id with `embedsearch search`")
-        query = np.asarray(self.embeddings[[row]], dtype=np.float32)
-        return self._dense_hits(self.snapshot.dense(query, k, exclude=[row])[0])
+        return nearest(self.snapshot, np.asarray(self.embeddings[[row]], dtype=np.float32), k, exclude=row)
 
     def similar_to_text(self, text: str, k: int = 10) -> list[Hit]:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
-        _check_k(k)
-        return self._dense_hits(self.snapshot.dense(self.encode([text]), k)[0])
-
-    def _dense_hits(self, ranked: list[tuple[int, float]]) -> list[Hit]:
-        return self._hits([Ranked(r, s, s, None) for r, s in ranked])
-
-    def _hits(self, ranked: list[Ranked]) -> list[Hit]:
-        return to_hits(ranked, self.documents.get([r.row for r in ranked]))
+        check_k(k)
+        return nearest(self.snapshot, self.encode([text]), k)
 
     def check(self, deep: bool = False) -> list[str]:
         """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes
         every file against the checksums recorded when it was written."""
         from .store.check import problems
+        from .topics.model import problems as topic_problems
 
-        return problems(self.path, self.root, self.generation, deep)
+        found = problems(self.path, self.snapshot.manifest, self.generation, deep)
+        return list(dict.fromkeys(found + (topic_problems(self.path) if deep else [])))
 
     def info(self) -> dict[str, Any]:
         """Documents, model, segments, generation, size on disk and times."""
         return {"path": str(self.path), **self.snapshot.summary(), "size_bytes": store.size_on_disk(self.path)}
 
-    def topics(self, settings: "TopicSettings | None" = None, ray: "RaySettings | None" = None, level: int = 0,
-               refit: bool = False, **overrides: Any) -> "TopicModel":
+    def topics(self, settings: TopicSettings | None = None, ray: RaySettings | None = None, level: int = 0,
+               refit: bool = False, **overrides: Any) -> TopicModel:
         """Topics of this index (UMAP + HDBSCAN), saved per corpus version and settings and reused; after adds
         the last fit is carried over with stable labels (``topics.extend``) unless ``refit``. With ``ray``,
         documents outside the fitted sample are assigned on the cluster. A missing ``level`` fails before
@@ -241,9 +229,9 @@ class Index:
 
         return fit(self.snapshot, replace(settings or TopicSettings(), **overrides), job_map(ray), level, refit)
 
-    def duplicates(self, settings: "DedupSettings | None" = None, against: "Index | None" = None,
-                   ray: "RaySettings | None" = None, of: Sequence[str] | None = None,
-                   **overrides: Any) -> "DuplicateReport":
+    def duplicates(self, settings: DedupSettings | None = None, against: Index | None = None,
+                   ray: RaySettings | None = None, of: Sequence[str] | None = None,
+                   **overrides: Any) -> DuplicateReport:
         """Near-duplicate groups inside this index, only those involving the documents ``of`` (just added ones:
         cost follows their number), or each abstract's matches in ``against`` (cross-set)."""
         from .dedup import DedupSettings, judge
@@ -251,8 +239,8 @@ class Index:
         return judge(self.snapshot, replace(settings or DedupSettings(), **overrides), job_map(ray),
                      None if against is None else against.snapshot, of)
 
-    def check_duplicates(self, documents: Sequence[Document], settings: "DedupSettings | None" = None,
-                         **overrides: Any) -> "DuplicateReport":
+    def check_duplicates(self, documents: Sequence[Document], settings: DedupSettings | None = None,
+                         **overrides: Any) -> DuplicateReport:
         """Each new abstract's matches in this index, judged as ``duplicates(against=)`` judges them (a group
         keeps the indexed record); nothing is added. For a submission system checking one abstract at a time."""
         from .dedup import DedupSettings, find_duplicates_against
@@ -264,36 +252,33 @@ class Index:
         return find_duplicates_against(pending, self.snapshot, replace(settings or DedupSettings(), **overrides))
 
     def add(self, documents: Iterable[Document], progress: bool = False, wait: bool | float = True,
-            encoder: Any = None) -> "Index":
+            encoder: Any = None) -> Index:
         """Append documents as a new segment, embedding only them (``writer.embed_new``, through ``encoder``
         when given and made by this index's model); ids live in the index are an error."""
         documents = list(documents)
         check_unique(documents)
         writer.refuse_present(self.refresh().snapshot, [d.id for d in documents])
         writer.refuse_contradicting(self.snapshot.numeric_fields(), documents)
-        return self.add_embedded(documents, writer.embed_new(self.snapshot, documents, progress, encoder), wait)
+        embeddings = writer.embed_new(self.snapshot, documents, progress, encoder)
+        writer.append(self.path, self.snapshot.manifest, documents, embeddings, wait)
+        return self.refresh()
 
-    def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> "Index":
+    def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> Index:
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""
         documents = list(documents)
         check_unique(documents)
-        if embeddings.shape != (len(documents), self.manifest["model"]["dimension"]):
-            raise InputError(f"{embeddings.shape} vectors for {len(documents)} documents of dimension "
-                             f"{self.manifest['model']['dimension']}")
-        writer.append(self.path, self.root, documents, embeddings, wait)
+        dimension = self.snapshot.manifest.model.dimension
+        if embeddings.shape != (len(documents), dimension):
+            raise InputError(f"{embeddings.shape} vectors for {len(documents)} documents of dimension {dimension}")
+        writer.append(self.path, self.snapshot.manifest, documents, embeddings, wait)
         return self.refresh()
 
-    def remove(self, ids: Iterable[str], wait: bool | float = True) -> "Index":
+    def remove(self, ids: Iterable[str], wait: bool | float = True) -> Index:
         """Mark documents deleted by id (nothing is rewritten or re-embedded); unknown ids are an error."""
-        writer.delete(self.path, self.root, list(dict.fromkeys(ids)), wait)
+        writer.delete(self.path, self.snapshot.manifest, list(dict.fromkeys(ids)), wait)
         return self.refresh()
 
-    def compact(self, wait: bool | float = True) -> "Index":
+    def compact(self, wait: bool | float = True) -> Index:
         """Merge every segment into one and drop deleted rows (merges also happen by themselves)."""
-        writer.compact(self.path, self.root, wait)
+        writer.compact(self.path, self.snapshot.manifest, wait)
         return self.refresh()
-
-
-def _check_k(k: int) -> None:
-    if not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive whole number, got {k!r}")

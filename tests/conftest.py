@@ -40,8 +40,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session")
 def bundled_docs():
-    from embedsearch.corpus import read_sources
-    from embedsearch.corpus import bundled_sources
+    from embedsearch.corpus import bundled_sources, read_sources
 
     return read_sources(bundled_sources()).documents
 
@@ -66,7 +65,7 @@ def index_copy(bundled_index, tmp_path):
 
 @pytest.fixture(scope="session")
 def model():
-    from embedsearch.embed import DEFAULT_MODEL, load_model
+    from embedsearch.embedding.embed import DEFAULT_MODEL, load_model
 
     return load_model(DEFAULT_MODEL)
 
@@ -134,8 +133,9 @@ def browser():
 @pytest.fixture(scope="session")
 def metadata_index(tmp_path_factory, bundled_docs, bundled_index):
     """The bundled abstracts with ``track`` and ``year`` fields, indexed (vectors from the cache)."""
-    from embedsearch import Index
     from serve_helpers import corpus_with_metadata
+
+    from embedsearch import Index
 
     folder = tmp_path_factory.mktemp("served")
     source = corpus_with_metadata(bundled_docs, folder / "corpus.jsonl")

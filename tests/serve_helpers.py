@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import httpx
-
 from conftest import REPO
 
 TOKEN = "test-token-7f3a"

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import REPO, run_cli
 
 from embedsearch import Index

@@ -3,10 +3,9 @@
 import json
 
 import numpy as np
-
-from embedsearch.cache import EmbeddingCache, clear, usage
-
 from conftest import run_cli
+
+from embedsearch.embedding.cache import EmbeddingCache, clear, usage
 
 
 def _fill(root):

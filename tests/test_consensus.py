@@ -8,12 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import REPO
 from sklearn.metrics import adjusted_rand_score
 
 from embedsearch.topics import TopicSettings
 from embedsearch.topics.consensus import consensus
-
-from conftest import REPO
 
 
 def meets_the_bar(topics: int, unassigned: int, documents: int) -> bool:

@@ -2,9 +2,8 @@ import json
 
 import pytest
 
-from embedsearch.corpus import FieldMap, read_sources
+from embedsearch.corpus import FieldMap, bundled_sources, read_sources
 from embedsearch.errors import InputError
-from embedsearch.corpus import bundled_sources
 
 
 def write(path, content, mode="w"):

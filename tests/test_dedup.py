@@ -3,13 +3,12 @@ import re
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from embedsearch import Document, Index, InputError, ModelMismatchError
 from embedsearch.dedup import DedupSettings
 from embedsearch.dedup.evidence import Shingled, containment, normalise, shared_passages, shingle_hashes
 from embedsearch.dedup.groups import connected
-
-from conftest import run_cli
 
 
 def sentences(text):
@@ -99,7 +98,7 @@ def test_recut_changes_verdicts_without_recomputing(planted, monkeypatch):
     index, ids, _ = planted
     report = index.duplicates()
     from embedsearch.dedup.evidence import Shingled
-    from embedsearch.docstore import DocumentStore
+    from embedsearch.store.docstore import DocumentStore
     from embedsearch.store.snapshot import LiveDocuments, Snapshot
 
     def recomputed(*a, **k):
@@ -183,9 +182,8 @@ def test_planted_duplicates_split_across_ivf_lists_are_found(bundled_index, tmp_
     """Candidate jobs run per inverted list but probe neighbouring lists: a pair whose two abstracts
     fall in different lists is still a candidate, and nothing else is flagged. Twins are planted next to
     the documents nearest a list boundary, pushed across it (cosine 0.956 with the original)."""
-    from embedsearch import ivf
-    from embedsearch import vectors as vec
-    from embedsearch.dedup.partitions import partitions
+    from embedsearch.store import vectors as vec
+    from embedsearch.store.vectors import ivf
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=(40, 384))[rng.integers(0, 40, 2000)] + 0.6 * rng.normal(size=(2000, 384))
@@ -209,7 +207,7 @@ def test_planted_duplicates_split_across_ivf_lists_are_found(bundled_index, tmp_
     vectors = index.snapshot.segments[0].vectors
     lists = ivf.list_of(vectors, np.asarray(index.embeddings))
     assert sum(lists[c] != lists[2000 + i] for i, c in enumerate(copies)) >= 20
-    assert len(partitions(vectors, len(index), 300)) >= 6
+    assert len(vec.partitions(vectors, len(index), 300)) >= 6
     pairs = {frozenset((p.a, p.b)) for p in index.duplicates(rows_per_job=300).pairs}
     assert pairs == {frozenset((f"p{c}", f"twin{c}")) for c in copies}
 

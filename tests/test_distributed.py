@@ -8,11 +8,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import clustered, run_cli
 
 from embedsearch import Document, EmbedsearchError, Index, InputError, MissingDependencyError
-from embedsearch.embed import EmbedSettings, Embedder
-
-from conftest import clustered, run_cli
+from embedsearch.embedding.embed import Embedder, EmbedSettings
 
 # One local Ray cluster per worker process is plenty for two cores: under pytest-xdist these run on one worker.
 pytestmark = pytest.mark.xdist_group("ray")
@@ -30,7 +29,7 @@ def local_ray():
 
 
 def test_ray_embeddings_equal_the_local_path(local_ray, bundled_docs, tmp_path):
-    from embedsearch.distributed import RaySettings, ray_encoder
+    from embedsearch.engine.distributed import RaySettings, ray_encoder
 
     texts = [d.embed_text for d in bundled_docs[:12]]
     local = Embedder(cache_dir=tmp_path / "local").embed(texts)
@@ -51,7 +50,7 @@ def hashing_index(bundled_docs, tmp_path_factory):
 
 def test_index_built_on_ray_answers_like_a_local_one(local_ray, bundled_docs, hashing_index, tmp_path, monkeypatch):
     """Two encoder actors on Ray (the hashing encoder runs there too, so a broken actor shows here)."""
-    from embedsearch.distributed import RaySettings
+    from embedsearch.engine.distributed import RaySettings
 
     monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "fresh-cache"))
     on_ray = Index.build(bundled_docs, tmp_path / "ray-idx", embed=HASHING, ray=RaySettings(workers=2))
@@ -61,7 +60,7 @@ def test_index_built_on_ray_answers_like_a_local_one(local_ray, bundled_docs, ha
 
 
 def test_workers_read_the_source_files_and_write_the_segments(local_ray, bundled_docs, hashing_index, tmp_path):
-    from embedsearch.distributed import RaySettings
+    from embedsearch.engine.distributed import RaySettings
 
     files = []
     for number, part in enumerate((bundled_docs[:30], bundled_docs[30:])):
@@ -81,7 +80,7 @@ def test_workers_read_the_source_files_and_write_the_segments(local_ray, bundled
 
 
 def test_missing_ray_gives_the_install_hint(monkeypatch):
-    from embedsearch.distributed import RaySettings, connect
+    from embedsearch.engine.distributed import RaySettings, connect
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'embedsearch\[ray\]'"):
@@ -103,15 +102,15 @@ def test_unreachable_cluster_and_bad_flags(tmp_path):
     engine = run_cli("dedup", "--engine", "spark")
     assert engine.returncode == 2 and "unknown engine 'spark'; choose local or ray" in engine.stderr
     with pytest.raises(InputError, match="at least 1"):
-        from embedsearch.distributed import RaySettings
+        from embedsearch.engine.distributed import RaySettings
 
         RaySettings(workers=0)
 
 
 def test_ivf_shards_filled_as_ray_tasks_match_a_monolithic_index(local_ray, tmp_path):
-    from embedsearch import ivf
-    from embedsearch import vectors as vec
-    from embedsearch.distributed import RayMap
+    from embedsearch.engine.distributed import RayMap
+    from embedsearch.store import vectors as vec
+    from embedsearch.store.vectors import ivf
 
     x = clustered(4000)
     settings = vec.VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000)
@@ -125,10 +124,9 @@ def test_ivf_shards_filled_as_ray_tasks_match_a_monolithic_index(local_ray, tmp_
 
 
 def test_failing_ray_task_is_one_clear_error_and_writes_nothing(local_ray, tmp_path):
-    from embedsearch.distributed import RayMap
-
-    from embedsearch import ivf
-    from embedsearch import vectors as vec
+    from embedsearch.engine.distributed import RayMap
+    from embedsearch.store import vectors as vec
+    from embedsearch.store.vectors import ivf
 
     def explode(trained, vectors, start):  # nested, so Ray ships it by value
         raise ValueError(f"bad shard at row {start}")
@@ -143,8 +141,9 @@ def test_failing_ray_task_is_one_clear_error_and_writes_nothing(local_ray, tmp_p
 TWO_NODES = """
 import json, sys, numpy as np, ray
 from ray.cluster_utils import Cluster
-from embedsearch import ivf, vectors as vec
-from embedsearch.distributed import RayMap, RaySettings
+from embedsearch.store import vectors as vec
+from embedsearch.store.vectors import ivf
+from embedsearch.engine.distributed import RayMap, RaySettings
 
 cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
 cluster.add_node(num_cpus=2)
@@ -177,7 +176,7 @@ def test_two_node_cluster_fills_shards_on_both_nodes(tmp_path):
 
 
 def test_topic_assignment_and_duplicate_search_on_ray_match_the_local_path(local_ray, latent_topics, index_copy):
-    from embedsearch.distributed import RaySettings
+    from embedsearch.engine.distributed import RaySettings
     from embedsearch.topics import TopicSettings
 
     index, _ = latent_topics
@@ -194,7 +193,7 @@ def test_topic_assignment_and_duplicate_search_on_ray_match_the_local_path(local
 
 
 def test_a_worker_dying_mid_job_is_retried(local_ray, tmp_path):
-    from embedsearch.distributed import RayMap
+    from embedsearch.engine.distributed import RayMap
 
     def die_once(marker, value):  # nested, so Ray ships it by value
         from pathlib import Path

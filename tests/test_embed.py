@@ -1,6 +1,6 @@
 import numpy as np
 
-from embedsearch.embed import Embedder, EmbedSettings, embed_batch, model_fingerprint
+from embedsearch.embedding.embed import Embedder, EmbedSettings, embed_batch, model_fingerprint
 
 
 def test_vectors_are_unit_length_and_similar_texts_score_higher(model):
@@ -24,7 +24,7 @@ def test_fingerprint_is_stable_across_loads_and_changes_with_the_weights(model):
 
     from sentence_transformers import SentenceTransformer
 
-    from embedsearch.embed import resolve_model
+    from embedsearch.embedding.embed import resolve_model
 
     again = SentenceTransformer(resolve_model("all-MiniLM-L6-v2"), device="cpu")  # a second, separate load
     assert again is not model and model_fingerprint(again) == model_fingerprint(model)
@@ -56,7 +56,7 @@ def test_cache_serves_windows_so_settings_can_change_without_reembedding(tmp_pat
 
 
 def test_the_model_is_loaded_once_however_the_device_is_passed(model):
-    from embedsearch.embed import DEFAULT_MODEL, load_model
+    from embedsearch.embedding.embed import DEFAULT_MODEL, load_model
 
     assert load_model(DEFAULT_MODEL, None) is model
     assert Embedder(EmbedSettings()).model is model  # the embedder shares the fixture's weights, no second copy

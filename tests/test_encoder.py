@@ -7,16 +7,15 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from embedsearch import InputError
-from embedsearch.encoder import Encoder, HashingEncoder
-
-from conftest import run_cli
+from embedsearch.embedding.encoder import Encoder, HashingEncoder
 
 
 def test_every_encoder_path_provides_the_protocol(bundled_index, model):
-    from embedsearch.distributed import EncodeActor
-    from embedsearch.embed import Embedder, EmbedSettings
+    from embedsearch.embedding.embed import Embedder, EmbedSettings
+    from embedsearch.engine.distributed import EncodeActor
 
     embedder = Embedder()
     onnx = bundled_index.snapshot.encoder
@@ -36,7 +35,7 @@ def test_hashing_vectors_are_deterministic_unit_and_follow_shared_words():
     x = encoder.encode(texts)
     np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1, rtol=1e-6)
     assert x[0] @ x[1] > 0.5 > abs(x[0] @ x[2])
-    code = "from embedsearch.encoder import HashingEncoder; import json; " \
+    code = "from embedsearch.embedding.encoder import HashingEncoder; import json; " \
            "print(json.dumps(HashingEncoder('hashing-128').encode(['graph neural networks for molecules'])[0].tolist()))"
     other = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     np.testing.assert_array_equal(np.asarray(other, dtype=np.float32), x[0])  # another process, same vector

@@ -67,9 +67,8 @@ def test_add_and_remove_change_results_without_reembedding(index_copy, monkeypat
     assert index_copy.search("marsupial optimizer underwater acoustics", 1)[0].id == "new-1"
     assert len(Index.load(index_copy.path)) == 58
 
-    import embedsearch.embed as embed
-
-    from embedsearch.query_encoder import OnnxQueryEncoder
+    from embedsearch.embedding import embed
+    from embedsearch.embedding.query_encoder import OnnxQueryEncoder
 
     for name in ("encode_pieces", "load_model"):  # every way to embed: the model, or loading it
         monkeypatch.setattr(embed, name, lambda *a, **k: pytest.fail("remove must not embed"))
@@ -83,12 +82,10 @@ def test_add_and_remove_change_results_without_reembedding(index_copy, monkeypat
 
 
 def test_add_embeds_only_new_text(index_copy, monkeypatch, tmp_path):
-    import embedsearch.embed as embed
-    from embedsearch.query_encoder import OnnxQueryEncoder
-
     import shutil
 
-    from embedsearch.query_encoder import export_dir
+    from embedsearch.embedding import embed
+    from embedsearch.embedding.query_encoder import OnnxQueryEncoder, export_dir
 
     exported = export_dir(index_copy.manifest["model"]["fingerprint"])
     monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "cold"))  # no cached vector can hide a re-embed

@@ -5,13 +5,11 @@ import shutil
 import faiss
 import numpy as np
 import pytest
-
-from embedsearch import Document, Index, InputError
-from embedsearch import ivf
-from embedsearch import vectors as vec
-
 from conftest import clustered
 
+from embedsearch import Document, Index, InputError
+from embedsearch.store import vectors as vec
+from embedsearch.store.vectors import ivf
 
 SETTINGS = vec.VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000, train_sample=4000)
 

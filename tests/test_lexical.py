@@ -1,7 +1,7 @@
 import numpy as np
 
-from embedsearch import lexical as lex
 from embedsearch.corpus import Document
+from embedsearch.store import lexical as lex
 
 DOCS = [Document("a", "Spiking neural networks use time-to-first-spike (TTFS) coding.", "Spiking nets"),
         Document("b", "Discrete diffusion language models built on CTMCs."),

@@ -13,7 +13,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 REPO = Path(__file__).resolve().parent.parent
-PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s\\;]+)", re.M)
+PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s\\;]+)", re.MULTILINE)
 
 
 def pins(lock: Path) -> dict[str, Version]:

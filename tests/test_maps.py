@@ -2,9 +2,7 @@
 
 
 import pytest
-
 from conftest import run_cli
-
 
 
 @pytest.fixture(scope="module")

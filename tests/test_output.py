@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 
 import pytest
-
-from embedsearch import InputError
-from embedsearch.store.output import check_output, output_file
-
 from conftest import run_cli
 from test_bad_input import one_error_line, tree_hash, write_jsonl
+
+from embedsearch import InputError
+from embedsearch.files import durable_file as output_file
+from embedsearch.store.output import check_output
 
 
 @pytest.fixture()
@@ -62,10 +62,9 @@ def test_the_map_is_not_written_inside_an_index_or_over_a_file(corpus_index, tmp
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(tmp_path):
     target = tmp_path / "kept.jsonl"
     target.write_text("old\n")
-    with pytest.raises(ZeroDivisionError):
-        with output_file(target) as fh:
-            fh.write("new, half written")
-            1 / 0
+    with pytest.raises(ZeroDivisionError), output_file(target) as fh:
+        fh.write("new, half written")
+        1 / 0
     assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["kept.jsonl"]
     with output_file(target) as fh:
         fh.write(json.dumps({"id": "x"}) + "\n")

@@ -1,6 +1,6 @@
 
-from embedsearch.embed import EmbedSettings, embed_batch, model_fingerprint
-from embedsearch.query_encoder import OnnxQueryEncoder, export_onnx
+from embedsearch.embedding.embed import EmbedSettings, embed_batch, model_fingerprint
+from embedsearch.embedding.query_encoder import OnnxQueryEncoder, export_onnx
 
 
 def test_onnx_query_vectors_match_sentence_transformers(model, bundled_docs):

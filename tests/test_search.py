@@ -1,9 +1,8 @@
+import numpy as np
 import pytest
 
 from embedsearch import Document, Index, InputError
-from embedsearch.search import SearchSettings, fuse, top_lexical
-
-import numpy as np
+from embedsearch.retrieval.search import SearchSettings, fuse, top_lexical
 
 
 def test_minmax_fusion_on_a_hand_checked_example():

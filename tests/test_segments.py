@@ -7,22 +7,21 @@ import hashlib
 import json
 import os
 import random
-import threading
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import REPO, run_cli
 from segment_worker import make_docs, vector_of
 
 from embedsearch import Index, InputError
 from embedsearch.store.compact import MergePolicy
-from embedsearch.writer import StoreSettings
+from embedsearch.store.writer import StoreSettings
 
 WORKER = str(Path(__file__).with_name("segment_worker.py"))
 NO_MERGES = StoreSettings(merge=MergePolicy(segments_per_tier=1_000, max_deleted_share=1.0))
@@ -106,7 +105,7 @@ def test_deleted_documents_never_appear_and_k_results_still_come(tmp_path, model
 def test_adds_and_removes_equal_a_fresh_build(tmp_path, model_entry, storage):
     import bm25s
 
-    from embedsearch import lexical as lex
+    from embedsearch.store import lexical as lex
 
     index = new_index(tmp_path / "idx", model_entry, 80, storage)
     rng = random.Random(3)
@@ -141,7 +140,7 @@ def test_adds_and_removes_equal_a_fresh_build(tmp_path, model_entry, storage):
         assert same_hits(index.search("w3x1", 15, mode="lexical"), fresh.search("w3x1", 15, mode="lexical"))
         assert same_hits(index.search("w4x4", 10, filters=["year>=2003"], mode="lexical"),
                          fresh.search("w4x4", 10, filters=["year>=2003"], mode="lexical"))
-        allowed = index.snapshot.allowed_rows([__import__("embedsearch").filters.Filter.parse("year<=2002")])
+        allowed = index.snapshot.allowed_rows([__import__("embedsearch.store.filters").store.filters.Filter.parse("year<=2002")])
         assert same_rows(index.snapshot.dense(query, 5, allowed=allowed), fresh.snapshot.dense(query, 5, allowed=allowed))
     index.compact()
     assert len(index.snapshot.segments) == 1 and index.info()["deleted"] == 0
@@ -193,10 +192,11 @@ def test_the_merge_policy_merges_small_neighbours_and_never_too_many_rows():
     from types import SimpleNamespace
 
     from embedsearch.store.compact import plan
+    from embedsearch.store.generation import SegmentEntry
 
     def planned(rows, deleted=None, **policy):
-        entries = [{"rows": r, "deleted": (deleted or {}).get(i, 0)} for i, r in enumerate(rows)]
-        return plan(SimpleNamespace(generation={"segments": entries}), MergePolicy(**policy))
+        entries = [SegmentEntry(f"s{i}", r, "flat", "", deleted=(deleted or {}).get(i, 0)) for i, r in enumerate(rows)]
+        return plan(SimpleNamespace(generation=SimpleNamespace(segments=entries)), MergePolicy(**policy))
 
     assert planned([100_000] + [1] * 7) == []  # seven small ones: not yet
     assert planned([100_000] + [1] * 8) == [list(range(1, 9))]  # eight neighbours of one tier
@@ -502,7 +502,8 @@ def format_1(index: Index, old: Path) -> Path:
     for name in ("documents.jsonl", "documents.offsets.npy", "ids.json", "embeddings.npy", "vectors.faiss",
                  "metadata.parquet"):
         (old / name).write_bytes((segment / name).read_bytes())
-    manifest = {k: v for k, v in index.root.items() if k != "store"}
+    manifest = {k: v for k, v in index.snapshot.manifest.to_json().items() if k != "store"}
+    manifest["index"] = {**manifest["index"], "type": index.info()["index_type"]}
     (old / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1, "documents": len(index)}))
     return old
 

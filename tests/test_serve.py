@@ -13,7 +13,6 @@ import time
 
 import httpx
 import pytest
-
 from conftest import REPO, run_cli
 from serve_helpers import TOKEN, Server
 

@@ -10,7 +10,6 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.checks import not_a_server_error
-
 from serve_helpers import TOKEN, Server
 
 EXAMPLES = 100

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from serve_helpers import Server
 from test_serve import CTMC, REWORDED
 

@@ -4,13 +4,13 @@ import pytest
 
 from embedsearch import InputError
 from embedsearch.dedup import DedupSettings
-from embedsearch.embed import EmbedSettings
-from embedsearch.lexical import LexicalSettings
-from embedsearch.search import SearchSettings
+from embedsearch.embedding.embed import EmbedSettings
+from embedsearch.retrieval.search import SearchSettings
 from embedsearch.store.compact import MergePolicy
+from embedsearch.store.lexical import LexicalSettings
+from embedsearch.store.vectors import VectorSettings
+from embedsearch.store.writer import StoreSettings
 from embedsearch.topics import TopicSettings
-from embedsearch.vectors import VectorSettings
-from embedsearch.writer import StoreSettings
 
 
 @pytest.mark.parametrize("make, message", [

@@ -2,11 +2,9 @@ import json
 import os
 
 import pytest
-
-from embedsearch import Index, IndexStoreError
-from embedsearch import store
-
 from conftest import run_cli
+
+from embedsearch import Index, IndexStoreError, store
 
 
 def test_a_moved_index_answers_the_same_in_a_fresh_process(bundled_index, tmp_path):
@@ -44,7 +42,7 @@ def test_failed_build_leaves_the_previous_index_loadable(index_copy, bundled_doc
     def explode(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("embedsearch.vectors.build", explode)
+    monkeypatch.setattr("embedsearch.store.vectors.flat.Flat.build", explode)
     with pytest.raises(RuntimeError):
         Index.build(bundled_docs[:10], index_copy.path)
     assert (index_copy.path / "manifest.json").read_text() == before

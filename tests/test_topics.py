@@ -2,12 +2,11 @@ import json
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from embedsearch import Document, Index, InputError
 from embedsearch.topics import TopicSettings, cached
 from embedsearch.topics.labels import keywords
-
-from conftest import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +81,7 @@ def test_same_seed_gives_identical_topics_and_coordinates(index_copy, model):
 def test_results_persist_and_adds_keep_the_labels_until_a_refit(index_copy, monkeypatch):
     import shutil
 
-    import embedsearch.topics.cluster as cluster
+    from embedsearch.topics import cluster
 
     shutil.rmtree(index_copy.path / "topics", ignore_errors=True)  # the copy carries the fixture's results
     calls = []
@@ -94,10 +93,10 @@ def test_results_persist_and_adds_keep_the_labels_until_a_refit(index_copy, monk
     near = index_copy.documents.get([index_copy.documents.row_of[first.topics()[0].representatives[0]]])[0]
     index_copy.add([Document("new", near.text + " We add a short new paragraph to this abstract.")])
     index_copy.remove([first.topics()[1].members[-1]])
-    assert len(index_copy) == len(first.ids) and cached(index_copy) is None  # search shows no stale labels
+    assert len(index_copy) == len(first.ids) and cached(index_copy.snapshot) is None  # search shows no stale labels
     carried = index_copy.topics()
     assert len(calls) == 1  # carried over, not refitted
-    assert cached(Index.load(index_copy.path)) == carried
+    assert cached(Index.load(index_copy.path).snapshot) == carried
     assert [t.label for t in carried.topics()] == [t.label for t in first.topics()]
     assert "new" in carried.topics()[0].members and first.topics()[1].members[-1] not in carried.ids
     assert carried.coordinates.shape == (57, 2) and sorted(carried.ids) == sorted(index_copy.documents.ids)

@@ -1,11 +1,10 @@
 import numpy as np
 import pytest
-
-from embedsearch import vectors as vec
-from embedsearch.search import dense_rows
-from embedsearch.errors import IndexStoreError, InputError
-
 from conftest import clustered as shared_clustered
+
+from embedsearch.errors import IndexStoreError, InputError
+from embedsearch.store import vectors as vec
+from embedsearch.store.vectors import dense_rows
 
 
 def clustered(n, seed=0):

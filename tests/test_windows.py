@@ -1,6 +1,6 @@
 import numpy as np
 
-from embedsearch.windows import pool_windows, split_texts, window_spans
+from embedsearch.embedding.windows import pool_windows, split_texts, window_spans
 
 
 def offsets(n):

@@ -4,7 +4,7 @@ Tables go to stdout, progress and errors to stderr; ``--json`` prints machine-re
 Heavy libraries load inside the commands that need them so that ``search`` starts fast.
 """
 
-from . import search, manage, explore, serve  # noqa: F401, I001  (registers the commands, in help order)
+from . import explore, manage, search, serve
 from .app import app
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -29,6 +30,7 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        log_to_stderr()
         try:
             return fn(*args, **kwargs)
         except EmbedsearchError as exc:
@@ -48,7 +50,17 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def ray_settings(engine: str, address: Optional[str], workers: Optional[int] = None):
+def log_to_stderr() -> None:
+    """The library logs (a writer waiting for the lock, a deferred merge); a command shows them on stderr."""
+    logger = logging.getLogger("embedsearch")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
+def ray_settings(engine: str, address: str | None, workers: int | None = None):
     """``RaySettings`` for ``--engine ray``, None for the local engine; Ray flags without it are an error."""
     from ..errors import InputError
 
@@ -58,12 +70,12 @@ def ray_settings(engine: str, address: Optional[str], workers: Optional[int] = N
         if address or workers:
             raise InputError("--ray-address and --workers need --engine ray")
         return None
-    from ..distributed import RaySettings
+    from ..engine.distributed import RaySettings
 
     return RaySettings(address=address, workers=workers)
 
 
-def open_index(path: Optional[str], model: Optional[str] = None):
+def open_index(path: str | None, model: str | None = None):
     from ..index import Index
 
     if path is None:

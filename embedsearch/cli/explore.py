@@ -6,18 +6,27 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from ..dedup.report import DedupSettings
 from ..errors import InputError
+from ..files import durable_file
+from ..store.output import check_output
 from ..topics.cluster import TopicSettings
 from ..topics.maps import MAX_POINTS
-from ..store.output import check_output, output_file
-from .app import (EngineOpt, ForceOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index,
-                  ray_settings)
-
+from .app import (
+    EngineOpt,
+    ForceOpt,
+    IndexOpt,
+    JsonOpt,
+    RayAddressOpt,
+    app,
+    friendly,
+    one_line,
+    open_index,
+    ray_settings,
+)
 
 _DEDUP, _TOPICS = DedupSettings(), TopicSettings()
 
@@ -38,13 +47,12 @@ def index_sources(*indexes_or_files) -> list[str]:
 
 def _open_against(path: Path, like, scratch: Path, skip_invalid: bool):
     """An index folder, or a corpus file indexed into ``scratch`` with ``like``'s model (through the cache)."""
-    from ..embed import EmbedSettings
     from ..index import Index
 
     if path.is_dir():
         return Index.load(path)
     against = Index.from_sources([path], scratch / "index", skip_invalid=skip_invalid, progress=True,
-                                 embed=EmbedSettings(**like.manifest["model"]["settings"]))
+                                 embed=like.snapshot.manifest.model.settings)
     if against.skipped:
         typer.echo(f"skipped {len(against.skipped)} invalid record(s) of {path}; first: {against.skipped[0]}", err=True)
     return against
@@ -52,22 +60,22 @@ def _open_against(path: Path, like, scratch: Path, skip_invalid: bool):
 
 @app.command()
 @friendly
-def dedup(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt,
-          csv_file: Optional[Path] = typer.Option(None, "--csv", help="Also write every flagged pair to this CSV."),
-          threshold: Optional[float] = typer.Option(None, "--threshold",
+def dedup(index: str | None = IndexOpt, as_json: bool = JsonOpt,
+          csv_file: Path | None = typer.Option(None, "--csv", help="Also write every flagged pair to this CSV."),
+          threshold: float | None = typer.Option(None, "--threshold",
                                                     help=f"Cosine that alone makes a duplicate (default {_DEDUP.threshold})."),
-          min_cosine: Optional[float] = typer.Option(None, "--min-cosine",
+          min_cosine: float | None = typer.Option(None, "--min-cosine",
                                                      help=f"Cosine needed before overlap counts (default {_DEDUP.min_cosine})."),
-          min_overlap: Optional[float] = typer.Option(None, "--min-overlap",
+          min_overlap: float | None = typer.Option(None, "--min-overlap",
                                                       help=f"Shared word 5-grams, of the shorter (default {_DEDUP.min_overlap})."),
-          against: Optional[Path] = typer.Option(None, "--against",
+          against: Path | None = typer.Option(None, "--against",
                                                  help="Existing corpus (index folder or corpus file) to check against."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid",
                                             help="Skip bad records of an --against corpus file and report them."),
-          write_kept: Optional[Path] = typer.Option(None, "--write-kept",
+          write_kept: Path | None = typer.Option(None, "--write-kept",
                                                     help="Write the deduplicated corpus (every record not absorbed, "
                                                          "with its metadata) to this JSONL file."),
-          force: bool = ForceOpt, engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt) -> None:
+          force: bool = ForceOpt, engine: str = EngineOpt, ray_address: str | None = RayAddressOpt) -> None:
     """Groups of near-duplicate abstracts, with evidence and which record is kept."""
     from ..dedup import DedupSettings
 
@@ -126,15 +134,15 @@ RefitOpt = typer.Option(False, "--refit", help="Fit again instead of placing pap
 
 @app.command()
 @friendly
-def topics(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt, min_size: Optional[int] = MinSizeOpt,
+def topics(index: str | None = IndexOpt, as_json: bool = JsonOpt, min_size: int | None = MinSizeOpt,
            seed: int = SeedOpt, level: int = typer.Option(0, "--level", min=0, help="0 = finest; higher = broader."),
            assign_outliers: bool = typer.Option(False, "--assign-outliers",
                                                 help="Attach unassigned papers to their nearest topic."),
-           query: Optional[str] = typer.Option(None, "--query", help="List the topics nearest this query."),
+           query: str | None = typer.Option(None, "--query", help="List the topics nearest this query."),
            sample: int = SampleOpt, refit: bool = RefitOpt, engine: str = EngineOpt,
-           ray_address: Optional[str] = RayAddressOpt) -> None:
+           ray_address: str | None = RayAddressOpt) -> None:
     """Topics of an index: label, size, keywords, representative and member papers."""
-    from ..search import check_query
+    from ..retrieval.search import check_query
 
     query = check_query(query) if query is not None else None
     ray = ray_settings(engine, ray_address)
@@ -167,12 +175,12 @@ def topics(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt, min_size: O
 
 @app.command("map")
 @friendly
-def map_(index: Optional[str] = IndexOpt, out: Path = typer.Option(Path("map.html"), "--out"),
+def map_(index: str | None = IndexOpt, out: Path = typer.Option(Path("map.html"), "--out"),
          png: bool = typer.Option(False, "--png", help="Also write a static PNG next to the HTML."),
-         min_size: Optional[int] = MinSizeOpt, seed: int = SeedOpt,
+         min_size: int | None = MinSizeOpt, seed: int = SeedOpt,
          level: int = typer.Option(0, "--level", min=0), sample: int = SampleOpt, refit: bool = RefitOpt,
          engine: str = EngineOpt,
-         ray_address: Optional[str] = RayAddressOpt,
+         ray_address: str | None = RayAddressOpt,
          max_points: int = typer.Option(MAX_POINTS, "--max-points",
                                         help="Draw at most about this many papers on the page (a sample keeping "
                                              "each topic's share); the PNG draws all."),
@@ -203,7 +211,7 @@ def map_(index: Optional[str] = IndexOpt, out: Path = typer.Option(Path("map.htm
 def _write_kept(report, idx, path: Path) -> None:
     """The records the report keeps, in corpus order, as JSONL that ``build`` reads back (metadata as fields)."""
     rows = [idx.documents.row_of[i] for i in report.selected]
-    with output_file(Path(os.path.realpath(path))) as fh:
+    with durable_file(Path(os.path.realpath(path))) as fh:
         for start in range(0, len(rows), 10_000):
             for doc in idx.documents.get(rows[start:start + 10_000]):
                 record = {**doc.metadata, "id": doc.id, "title": doc.title, "text": doc.text}
@@ -215,7 +223,7 @@ def _write_kept(report, idx, path: Path) -> None:
 def _write_pairs_csv(report, path: Path) -> None:
     import csv
 
-    with output_file(Path(os.path.realpath(path)), newline="") as fh:
+    with durable_file(Path(os.path.realpath(path)), newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
         for number, group in enumerate(report.groups, start=1):

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from ..embed import EmbedSettings
+from ..embedding.embed import EmbedSettings
 from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, open_index, ray_settings
 
 
-def _fields(id_field: Optional[str], title_field: Optional[str], text_field: Optional[str]):
+def _fields(id_field: str | None, title_field: str | None, text_field: str | None):
     from ..corpus import FieldMap
 
     return FieldMap(id_field, title_field, text_field)
@@ -32,19 +31,19 @@ def _report_skipped(skipped) -> None:
 def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (seed format), .jsonl, .csv, .parquet."),
           index: str = typer.Option(..., "--index", "-i", help="Index folder to create or replace."),
           model: str = typer.Option(EmbedSettings().model, "--model", help="sentence-transformers name or path."),
-          id_field: Optional[str] = typer.Option(None, "--id-field"),
-          title_field: Optional[str] = typer.Option(None, "--title-field"),
-          text_field: Optional[str] = typer.Option(None, "--text-field"),
+          id_field: str | None = typer.Option(None, "--id-field"),
+          title_field: str | None = typer.Option(None, "--title-field"),
+          text_field: str | None = typer.Option(None, "--text-field"),
           index_type: str = typer.Option("auto", "--index-type", help="auto, flat, hnsw or ivfpq."),
           max_windows: int = typer.Option(EmbedSettings().max_windows, "--max-windows", min=1,
                                           help="Windows averaged per long abstract (1 = truncate)."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them."),
-          engine: str = EngineOpt, ray_address: Optional[str] = RayAddressOpt,
-          workers: Optional[int] = WorkersOpt) -> None:
+          engine: str = EngineOpt, ray_address: str | None = RayAddressOpt,
+          workers: int | None = WorkersOpt) -> None:
     """Index a corpus (replaces the index atomically; unchanged texts come from the cache)."""
-    from ..embed import EmbedSettings
+    from ..embedding.embed import EmbedSettings
     from ..index import Index
-    from ..vectors import VectorSettings
+    from ..store.vectors import VectorSettings
 
     ray = ray_settings(engine, ray_address, workers)
     idx = Index.from_sources(sources, index, _fields(id_field, title_field, text_field), skip_invalid,
@@ -61,9 +60,9 @@ NoWaitOpt = typer.Option(False, "--no-wait", help="Fail at once if another proce
 @friendly
 def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
         index: str = typer.Option(..., "--index", "-i"),
-        id_field: Optional[str] = typer.Option(None, "--id-field"),
-        title_field: Optional[str] = typer.Option(None, "--title-field"),
-        text_field: Optional[str] = typer.Option(None, "--text-field"),
+        id_field: str | None = typer.Option(None, "--id-field"),
+        title_field: str | None = typer.Option(None, "--title-field"),
+        text_field: str | None = typer.Option(None, "--text-field"),
         skip_invalid: bool = typer.Option(False, "--skip-invalid"), no_wait: bool = NoWaitOpt,
         check_duplicates: bool = typer.Option(False, "--check-duplicates",
                                               help="Then list near-duplicates of the added abstracts in the index."),
@@ -108,7 +107,7 @@ def remove(ids: list[str] = typer.Argument(..., help="Document ids to remove."),
 
 @app.command()
 @friendly
-def info(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt) -> None:
+def info(index: str | None = IndexOpt, as_json: bool = JsonOpt) -> None:
     """Documents, model, index type, size on disk and build time; a damaged index says so (exit 3)."""
     idx = open_index(index)
     _fail_if_damaged(idx, idx.check())
@@ -122,15 +121,14 @@ def info(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt) -> None:
 
 @app.command()
 @friendly
-def check(index: Optional[str] = IndexOpt, as_json: bool = JsonOpt) -> None:
+def check(index: str | None = IndexOpt, as_json: bool = JsonOpt) -> None:
     """Verify every file of an index against the sizes and checksums in its manifest, and the row counts
     of every part; one line per problem and exit 3 when damaged."""
     from ..store.compact import plan
-    from ..writer import StoreSettings
 
     idx = open_index(index)
     problems = idx.check(deep=True)
-    pending = len(plan(idx.snapshot, StoreSettings.from_manifest(idx.manifest.get("store")).merge))
+    pending = len(plan(idx.snapshot, idx.snapshot.manifest.store.merge))
     if as_json:
         typer.echo(json.dumps({"path": str(idx.path), "healthy": not problems, "problems": problems,
                                "merges_pending": pending}))
@@ -181,7 +179,7 @@ def _fail_if_damaged(idx, problems: list[str]) -> None:
 def cache(clear: bool = typer.Option(False, "--clear", help="Delete the cached vectors, ONNX exports and numba code."),
           as_json: bool = JsonOpt) -> None:
     """Where the cache lives, what it holds and its size; --clear frees it (all of it is rebuilt on demand)."""
-    from .. import cache as store
+    from ..embedding import cache as store
 
     root = store.default_cache_dir()
     parts = store.usage(root)

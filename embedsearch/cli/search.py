@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from ..errors import InputError
+from ..errors import InputError, UnknownIdError
 from .app import IndexOpt, JsonOpt, KOpt, app, friendly, one_line, open_index
 
 
@@ -17,14 +16,14 @@ def _topic_labels(idx) -> dict[str, str]:
     """Each paper's topic label, when topics were already computed for this index (never computed here)."""
     from ..topics import cached
 
-    model = cached(idx)
+    model = cached(idx.snapshot)
     if model is None:
         return {}
     labels = {t.id: t.label for t in model.topics()}
     return {doc_id: labels[t] for doc_id, t in zip(model.ids, model.assignments[0]) if t >= 0}
 
 
-def _print_hits(hits, as_json: bool, query: Optional[str] = None, topics: Optional[dict[str, str]] = None) -> None:
+def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str, str] | None = None) -> None:
     if as_json:
         for hit in hits:
             record = hit.to_json()
@@ -44,7 +43,7 @@ def _print_hits(hits, as_json: bool, query: Optional[str] = None, topics: Option
 
 
 def _read_queries(file: Path) -> list[str]:
-    from ..search import check_query
+    from ..retrieval.search import check_query
 
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
@@ -64,10 +63,10 @@ def _read_queries(file: Path) -> list[str]:
 
 @app.command()
 @friendly
-def search(query: Optional[str] = typer.Argument(None, help="Free-text query."),
-           index: Optional[str] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt,
-           queries: Optional[Path] = typer.Option(None, "--queries", help="File with one query per line."),
-           mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
+def search(query: str | None = typer.Argument(None, help="Free-text query."),
+           index: str | None = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt,
+           queries: Path | None = typer.Option(None, "--queries", help="File with one query per line."),
+           mode: str | None = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
            filters: list[str] = typer.Option([], "--filter", help="FIELD=VALUE or FIELD>=NUMBER; repeatable.")) -> None:
     """Related abstracts for a free-text query (or every line of --queries)."""
     if (query is None) == (queries is None):
@@ -84,10 +83,10 @@ def search(query: Optional[str] = typer.Argument(None, help="Free-text query."),
 
 @app.command()
 @friendly
-def similar(doc_id: Optional[str] = typer.Argument(None, help="Id of a paper in the index."),
-            text: Optional[str] = typer.Option(None, "--text", help="An abstract's text."),
-            file: Optional[Path] = typer.Option(None, "--file", help="A file holding an abstract."),
-            index: Optional[str] = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt) -> None:
+def similar(doc_id: str | None = typer.Argument(None, help="Id of a paper in the index."),
+            text: str | None = typer.Option(None, "--text", help="An abstract's text."),
+            file: Path | None = typer.Option(None, "--file", help="A file holding an abstract."),
+            index: str | None = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt) -> None:
     """Related papers for a paper in the index, or for a new abstract."""
     given = [x for x in (doc_id, text, file) if x is not None]
     if len(given) != 1:
@@ -97,7 +96,7 @@ def similar(doc_id: Optional[str] = typer.Argument(None, help="Id of a paper in 
     idx = open_index(index)
     if doc_id is not None:
         if doc_id not in idx.documents.row_of:
-            raise InputError(f"no document with id {doc_id!r} in {idx.path}; use --text for new abstracts")
+            raise UnknownIdError(f"no document with id {doc_id!r} in {idx.path}; use --text for new abstracts")
         _print_hits(idx.similar(doc_id, k), as_json, topics=None if as_json else _topic_labels(idx))
         return
     if file is None:
@@ -118,12 +117,12 @@ def similar(doc_id: Optional[str] = typer.Argument(None, help="Id of a paper in 
 @app.command("eval")
 @friendly
 def eval_(beir: Path = typer.Option(..., "--beir", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv."),
-          mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
+          mode: str | None = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
           split: str = typer.Option("test", "--split"),
           as_json: bool = typer.Option(False, "--json", help="One JSON object instead of a table.")) -> None:
     """nDCG@10, Recall@100 and MRR@10 on a BEIR-format dataset."""
     from ..evaluate import evaluate_beir
-    from ..search import SearchSettings
+    from ..retrieval.search import SearchSettings
 
     if mode is not None:
         SearchSettings(mode=mode)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,13 +14,13 @@ _DEFAULT = ServeSettings()
 
 @app.command()
 @friendly
-def serve(index: Optional[str] = IndexOpt,
+def serve(index: str | None = IndexOpt,
           host: str = typer.Option(_DEFAULT.host, "--host", help="Address to listen on (loopback by default)."),
           port: int = typer.Option(_DEFAULT.port, "--port"),
           workers: int = typer.Option(_DEFAULT.workers, "--workers", help="Worker processes."),
           writable: bool = typer.Option(False, "--writable",
                                         help="Allow POST/DELETE /documents and POST /compact (needs a token)."),
-          token_file: Optional[Path] = typer.Option(None, "--token-file",
+          token_file: Path | None = typer.Option(None, "--token-file",
                                                     help="File holding the write token (or set EMBEDSEARCH_TOKEN)."),
           topics: bool = typer.Option(_DEFAULT.topics, "--topics/--no-topics",
                                       help="Fit topics in the background when none are saved.")) -> None:
@@ -30,7 +29,8 @@ def serve(index: Optional[str] = IndexOpt,
 
     require("fastapi", "serve")
     require("uvicorn", "serve")
-    from ..serve.run import read_token, serve as run
+    from ..serve.run import read_token
+    from ..serve.run import serve as run
     from .app import open_index
 
     settings = ServeSettings(host=host, port=port, workers=workers, writable=writable, topics=topics)

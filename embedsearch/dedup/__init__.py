@@ -4,33 +4,29 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import InputError, ModelMismatchError
-from ..ivf import ShardMap, local_map
+from ..engine.jobs import JobRunner, local_map
+from ..errors import InputError, ModelMismatchError, UnknownIdError
+from ..store.snapshot import Rows, Snapshot
 from . import candidates
-from .report import (
-    Candidate,
-    DedupSettings,
-    DuplicateGroup,
-    DuplicatePair,
-    DuplicateReport,
-)
+from .report import Candidate, DedupSettings, DuplicateGroup, DuplicatePair, DuplicateReport
 
 
-def find_duplicates(index, settings: DedupSettings = DedupSettings(), map_jobs: ShardMap = local_map,
-                    rows=None) -> DuplicateReport:
+def find_duplicates(snapshot: Snapshot, settings: DedupSettings = DedupSettings(), map_jobs: JobRunner = local_map,
+                    rows: np.ndarray | None = None) -> DuplicateReport:
     """Groups of near-duplicate abstracts inside one index (only those involving ``rows``, when given);
     candidate-search jobs run through ``map_jobs``."""
-    ids = index.documents.ids
+    ids = snapshot.documents.ids
     judged = ids if rows is None else [ids[r] for r in rows]
-    return DuplicateReport.from_candidates(candidates.within(index, settings, map_jobs, rows), settings, judged)
+    return DuplicateReport.from_candidates(candidates.within(snapshot, settings, map_jobs, rows), settings, judged)
 
 
-def find_duplicates_against(new, reference, settings: DedupSettings = DedupSettings()) -> DuplicateReport:
+def find_duplicates_against(new: Rows, reference: Snapshot, settings: DedupSettings = DedupSettings()) -> DuplicateReport:
     """Matches of each abstract in ``new`` within ``reference``; a group keeps the reference record."""
     return DuplicateReport.from_candidates(candidates.across(new, reference, settings), settings, new.documents.ids)
 
 
-def judge(snapshot, settings: DedupSettings, map_jobs: ShardMap = local_map, against=None,
+def judge(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = local_map,
+          against: Snapshot | None = None,
           of: Sequence[str] | None = None) -> DuplicateReport:
     """``Index.duplicates``: groups inside ``snapshot`` (only those involving the ids ``of``), or each of its
     abstracts' matches in the snapshot ``against``, whose model must be the same."""
@@ -40,13 +36,13 @@ def judge(snapshot, settings: DedupSettings, map_jobs: ShardMap = local_map, aga
         row_of = snapshot.documents.row_of
         missing = [i for i in of or () if i not in row_of]
         if missing:
-            raise InputError(f"no document with id {missing[0]!r} in {snapshot.path}")
+            raise UnknownIdError(f"no document with id {missing[0]!r} in {snapshot.path}")
         rows = None if of is None else np.asarray([row_of[i] for i in of], dtype=np.int64)
         return find_duplicates(snapshot, settings, map_jobs, rows)
-    mine, theirs = snapshot.manifest["model"], against.manifest["model"]
-    if mine["fingerprint"] != theirs["fingerprint"]:
-        raise ModelMismatchError(f"{against.path} was built with model {theirs['name']!r} and {snapshot.path} with "
-                                 f"{mine['name']!r}; rebuild one of them with the other's --model")
+    mine, theirs = snapshot.manifest.model, against.manifest.model
+    if mine.fingerprint != theirs.fingerprint:
+        raise ModelMismatchError(f"{against.path} was built with model {theirs.name!r} and {snapshot.path} with "
+                                 f"{mine.name!r}; rebuild one of them with the other's --model")
     return find_duplicates_against(snapshot, against, settings)
 
 

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..ivf import ShardMap, local_map
+from ..engine.jobs import JobRunner, local_map
+from ..store.snapshot import DocumentRows, Rows, Snapshot
 from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash
 from .partitions import neighbour_edges
 from .pending import exact_row
@@ -16,7 +17,7 @@ from .report import Candidate, DedupSettings
 _CHUNK = 2048
 
 
-def _neighbours(reference, queries: np.ndarray, k: int, floor: float) -> Iterator[tuple[int, int, float]]:
+def _neighbours(reference: Snapshot, queries: np.ndarray, k: int, floor: float) -> Iterator[tuple[int, int, float]]:
     for start in range(0, len(queries), _CHUNK):
         block = np.asarray(queries[start:start + _CHUNK], dtype=np.float32)
         rows = list(range(start, start + len(block)))
@@ -27,14 +28,13 @@ def _neighbours(reference, queries: np.ndarray, k: int, floor: float) -> Iterato
                     yield q, row, cosine
 
 
-def within(index, settings: DedupSettings, map_jobs: ShardMap = local_map,
+def within(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = local_map,
            rows: np.ndarray | None = None) -> list[Candidate]:
     """Scored candidate pairs inside one index (a snapshot); the neighbour search runs as jobs through
     ``map_jobs`` (in this process, or ``distributed.RayMap`` on a cluster that can read the index folder).
     With ``rows``, only pairs that involve those rows (new documents against everything): the cost follows
     their number, and identical texts are found as the nearest neighbours they are."""
-    snapshot = index
-    source = snapshot if map_jobs is local_map else (str(snapshot.root), snapshot.number)
+    source = snapshot if map_jobs.shares_memory else (str(snapshot.root), snapshot.number)
     size = settings.rows_per_job
     parts = snapshot.partitions(size) if rows is None else [rows[i:i + size] for i in range(0, len(rows), size)]
     jobs = [(source, part, settings.neighbours, settings.floor) for part in parts]
@@ -43,14 +43,14 @@ def within(index, settings: DedupSettings, map_jobs: ShardMap = local_map,
         for q, row, cosine in zip(left.tolist(), right.tolist(), scores.tolist()):
             pairs[(min(q, row), max(q, row))] = cosine
     hashes: dict[bytes, int] = {}
-    for row, doc in enumerate(index.documents if rows is None else ()):
+    for row, doc in enumerate(snapshot.documents if rows is None else ()):
         first = hashes.setdefault(text_hash(doc.text), row)
         if first != row and (first, row) not in pairs:
-            pairs[(first, row)] = float(np.dot(index.embeddings[first], index.embeddings[row]))
-    return _score(pairs, index.documents, index.documents, settings, (0, 0))
+            pairs[(first, row)] = float(np.dot(snapshot.embeddings[first], snapshot.embeddings[row]))
+    return _score(pairs, snapshot.documents, snapshot.documents, settings, (0, 0))
 
 
-def across(new, reference, settings: DedupSettings) -> list[Candidate]:
+def across(new: Rows, reference: Snapshot, settings: DedupSettings) -> list[Candidate]:
     """Scored pairs between a set of new abstracts (``a``) and a reference corpus (``b``)."""
     pairs: dict[tuple[int, int], float] = {}
     for q, row, cosine in _neighbours(reference, new.embeddings, settings.neighbours, settings.floor):
@@ -62,7 +62,7 @@ def across(new, reference, settings: DedupSettings) -> list[Candidate]:
     return _score(pairs, new.documents, reference.documents, settings, (1, 0))
 
 
-def _score(pairs: dict[tuple[int, int], float], docs_a, docs_b, settings: DedupSettings,
+def _score(pairs: dict[tuple[int, int], float], docs_a: DocumentRows, docs_b: DocumentRows, settings: DedupSettings,
            sides: tuple[int, int]) -> list[Candidate]:
     """Evidence for every pair. Shingle hashes are kept per document (compact); word lists for quoting
     passages are built only for the pairs that share text."""
@@ -86,5 +86,5 @@ def _score(pairs: dict[tuple[int, int], float], docs_a, docs_b, settings: DedupS
     return out
 
 
-def _texts(docs, rows: list[int]) -> dict[int, str]:
+def _texts(docs: DocumentRows, rows: list[int]) -> dict[int, str]:
     return dict(zip(rows, (d.text for d in docs.get(rows))))

@@ -32,7 +32,7 @@ class Shingled:
     spans: tuple[tuple[int, int], ...]
 
     @classmethod
-    def of(cls, text: str) -> "Shingled":
+    def of(cls, text: str) -> Shingled:
         matches = list(_WORD.finditer(text))
         return cls(text, tuple(m.group().casefold() for m in matches), tuple(m.span() for m in matches))
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus import Document
+from ..store.docstore import DocumentStore
 from .evidence import text_hash
 
 
@@ -40,8 +41,6 @@ def _key(text: str) -> np.uint64:
 @lru_cache(maxsize=256)
 def _segment_keys(folder: str, rows: int) -> tuple[np.ndarray, np.ndarray]:
     """A segment's text keys sorted, and the segment rows in that order (segments never change)."""
-    from ..docstore import DocumentStore
-
     keys = np.fromiter((_key(d.text) for d in DocumentStore(Path(folder))), dtype=np.uint64, count=rows)
     order = np.argsort(keys, kind="stable")
     return keys[order], order

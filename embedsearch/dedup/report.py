@@ -9,8 +9,6 @@ from typing import Any
 from ..errors import InputError
 from .groups import connected
 
-VERDICTS = ("exact", "near-identical", "reworded")
-
 
 @dataclass(frozen=True)
 class DedupSettings:
@@ -45,8 +43,6 @@ class DedupSettings:
         for name in ("rows_per_job", "neighbours", "shingle"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.neighbours < 1:
-            raise InputError(f"neighbours must be at least 1, got {self.neighbours}")
 
     def verdict(self, cosine: float, overlap: float, exact: bool) -> str | None:
         if exact:
@@ -118,7 +114,7 @@ class DuplicateReport:
 
     @classmethod
     def from_candidates(cls, candidates: Sequence[Candidate], settings: DedupSettings,
-                        ids: Sequence[str] = ()) -> "DuplicateReport":
+                        ids: Sequence[str] = ()) -> DuplicateReport:
         edges = []
         for c in candidates:
             verdict = settings.verdict(c.cosine, c.overlap, c.exact)
@@ -126,7 +122,7 @@ class DuplicateReport:
                 edges.append((c.a_order, c.b_order, DuplicatePair(c.a, c.b, c.cosine, c.overlap, verdict, c.passages)))
         return cls(settings, tuple(candidates), _groups(edges), tuple(ids))
 
-    def recut(self, **changes: Any) -> "DuplicateReport":
+    def recut(self, **changes: Any) -> DuplicateReport:
         """The same candidates judged with other settings (``threshold``, ``min_overlap``...), nothing recomputed."""
         settings = replace(self.settings, **changes)
         if settings.floor < self.settings.floor or settings.neighbours != self.settings.neighbours:

@@ -1,19 +1,20 @@
-"""The JSON API: read endpoints on the generation a worker serves, write endpoints (``--writable`` and a
-bearer token) that commit through the writer lock and move this worker to the new generation at once.
-Sync routes run in the server's thread pool, so a slow request never holds up the others."""
+"""The JSON API, one router per resource (search, documents, topics, duplicates, the index): read endpoints
+on the generation a worker serves, write endpoints (``--writable`` and a bearer token) that commit through
+the writer lock and move this worker to the new generation at once. Sync routes run in the server's thread
+pool, so a slow request never holds up the others."""
 
 from __future__ import annotations
 
 import os
 import threading
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from ..errors import InputError
+from ..errors import IdConflictError, UnknownIdError
 from ..index import Index
-from ..search import Hit
+from ..retrieval.search import Hit
 from .guard import ApiError, authorised
 from .live import Live, Served
 from .schemas import AddDocuments, DuplicateCheck, Mode, SearchBatch, SimilarText
@@ -37,31 +38,53 @@ def hits_json(hits: list[Hit]) -> list[dict[str, Any]]:
     return [h.to_json() for h in hits]
 
 
-def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str | None) -> APIRouter:
-    api = APIRouter()
+@dataclass(frozen=True)
+class Service:
+    """What every router reads: the followed index, the topic state, the settings and the write token."""
 
-    def current() -> Served:
-        return live.current
+    live: Live
+    topics: TopicsState
+    settings: ServeSettings
+    token: str | None
 
-    def one_query(q: str) -> str:
-        if len(q) > LIMITS.get_query_chars:
-            raise ApiError(414, f"q is {len(q):,} characters; GET takes at most {LIMITS.get_query_chars:,}: "
-                                "send long text with POST /search or POST /similar")
-        return q
+    def current(self) -> Served:
+        return self.live.current
+
+    def topic_of(self, doc_id: str) -> dict[str, Any] | None:
+        ready = self.topics.ready
+        found = ready.model.topic_of(doc_id) if ready is not None and doc_id in ready.model.row_of else None
+        return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
+
+
+def routers(service: Service) -> list[APIRouter]:
+    write = writer(service)
+    return [search_router(service), documents_router(service, write), topics_router(service),
+            duplicates_router(service), index_router(service, write)]
+
+
+def one_query(q: str) -> str:
+    if len(q) > LIMITS.get_query_chars:
+        raise ApiError(414, f"q is {len(q):,} characters; GET takes at most {LIMITS.get_query_chars:,}: "
+                            "send long text with POST /search or POST /similar")
+    return q
+
+
+def search_router(service: Service) -> APIRouter:
+    api = APIRouter(tags=["search"])
 
     @api.get("/search", dependencies=[only("q", "k", "mode", "filter")])
     def search(q: str = Query(..., description="Free-text query."), k: int = Query(10, ge=1, le=LIMITS.k),
                mode: Mode | None = None,
                filter: list[str] = Query([], max_length=LIMITS.filters, description="FIELD=VALUE, FIELD>=N")):
         """The ``k`` abstracts that best match a query (as ``embedsearch search --json``)."""
-        served = current()
+        served = service.current()
         hits = served.index.search(one_query(q), k, mode, filter)
         return {"query": q, "generation": served.index.generation, "hits": hits_json(hits)}
 
     @api.post("/search", dependencies=[only()])
     def search_batch(body: SearchBatch):
         """Many queries at once, answered with one batched encode."""
-        served = current()
+        served = service.current()
         results = served.index.search_many(body.queries, body.k, body.mode, body.filters)
         return {"generation": served.index.generation,
                 "results": [{"query": q, "hits": hits_json(h)} for q, h in zip(body.queries, results)]}
@@ -69,7 +92,7 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
     @api.get("/similar/{doc_id:path}", dependencies=[only("k")])
     def similar(doc_id: str, k: int = Query(10, ge=1, le=LIMITS.k)):
         """Papers related to a paper of the index, itself excluded."""
-        served = current()
+        served = service.current()
         if doc_id not in served.index.documents.row_of:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
         return {"id": doc_id, "generation": served.index.generation,
@@ -78,77 +101,53 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
     @api.post("/similar", dependencies=[only()])
     def similar_text(body: SimilarText):
         """Papers related to an abstract's text."""
-        served = current()
+        served = service.current()
         return {"generation": served.index.generation,
                 "hits": hits_json(served.index.similar_to_text(body.text, body.k))}
 
-    @api.get("/documents/{doc_id:path}", dependencies=[only()])
-    def document(doc_id: str):
-        """One paper with its metadata and, when topics are ready, its topic."""
-        served = current()
-        row = served.index.documents.row_of.get(doc_id)
-        if row is None:
-            raise ApiError(404, f"no document with id {doc_id[:200]!r}")
-        doc = served.index.documents.get([row])[0]
-        return {**doc.to_record(), "generation": served.index.generation, "topic": topic_of(doc.id)}
+    return api
 
-    def topic_of(doc_id: str) -> dict[str, Any] | None:
-        ready = topics.ready
-        found = ready.model.topic_of(doc_id) if ready is not None and doc_id in ready.model.row_of else None
-        return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
 
-    @api.get("/topics", dependencies=[only("level")])
-    def topics_json(level: int = Query(0, ge=0, le=20)):
-        """Topics with labels, keywords, representatives and members (as ``embedsearch topics --json``)."""
-        ready = topics.require()
-        return {**ready.model.to_json(level), "generation": ready.generation}
+def writer(service: Service) -> Any:
+    """The dependency every write route shares: the token, and at most ``max_writes`` writes waiting per worker."""
+    writing = threading.BoundedSemaphore(service.settings.max_writes)
 
-    @api.post("/duplicates/check", dependencies=[only()])
-    def duplicates_check(body: DuplicateCheck):
-        """Each new abstract's matches in the index, with verdict, cosine, overlap and shared passages (as
-        ``embedsearch dedup --against --json``); nothing is added."""
-        documents = body.documents()
-        served = current()
-        report = served.index.check_duplicates(documents, **body.overrides())
-        return {**report.to_json(), "generation": served.index.generation}
-
-    @api.get("/health", dependencies=[only()])
-    def health():
-        served = current()
-        return {"status": "ok", "generation": served.index.generation, "documents": len(served.index),
-                "worker": os.getpid()}
-
-    @api.get("/info", dependencies=[only()])
-    def info():
-        """The index (as ``embedsearch info --json``), its filterable fields, and this server's settings."""
-        served = current()
-        return {**served.info, "fields": served.fields, "writable": settings.writable and token is not None,
-                "topics": "ready" if topics.ready else ("off" if not topics.enabled else "computing"),
-                "limits": asdict(LIMITS)}
-
-    writing = threading.BoundedSemaphore(settings.max_writes)
-
-    def writer(request: Request):
-        authorised(request, token, settings.writable)
+    def hold(request: Request):
+        authorised(request, service.token, service.settings.writable)
         if not writing.acquire(blocking=False):
-            raise ApiError(503, f"{settings.max_writes} writes are already waiting on this worker; retry shortly",
-                           {"Retry-After": "5"})
+            raise ApiError(503, f"{service.settings.max_writes} writes are already waiting on this worker; "
+                                "retry shortly", {"Retry-After": "5"})
         try:
             yield
         finally:
             writing.release()
 
-    @api.post("/documents", dependencies=[Depends(writer), only()], status_code=201)
+    return Depends(hold)
+
+
+def documents_router(service: Service, write: Any) -> APIRouter:
+    api = APIRouter(tags=["documents"])
+    live, wait = service.live, service.settings.lock_wait_seconds
+
+    @api.get("/documents/{doc_id:path}", dependencies=[only()])
+    def document(doc_id: str):
+        """One paper with its metadata and, when topics are ready, its topic."""
+        served = service.current()
+        row = served.index.documents.row_of.get(doc_id)
+        if row is None:
+            raise ApiError(404, f"no document with id {doc_id[:200]!r}")
+        doc = served.index.documents.get([row])[0]
+        return {**doc.to_record(), "generation": served.index.generation, "topic": service.topic_of(doc.id)}
+
+    @api.post("/documents", dependencies=[write, only()], status_code=201)
     def add(body: AddDocuments):
         """Add abstracts as a new segment (embedding only them); 201 with the generation committed."""
         documents = [d.document(n) for n, d in enumerate(body.documents)]
         index = Index.load(live.path)
         try:
-            index.add(documents, wait=settings.lock_wait_seconds, encoder=live.encoder)
-        except InputError as exc:
-            if "is already in" in str(exc):
-                raise ApiError(409, str(exc).replace(str(live.path), "the index")) from None
-            raise
+            index.add(documents, wait=wait, encoder=live.encoder)
+        except IdConflictError as exc:
+            raise ApiError(409, str(exc).replace(str(live.path), "the index")) from None
         served = live.refresh()
         out: dict[str, Any] = {"added": len(documents), "generation": index.generation,
                                "documents": len(served.index)}
@@ -156,25 +155,71 @@ def router(live: Live, topics: TopicsState, settings: ServeSettings, token: str 
             out["duplicates"] = index.duplicates(of=[d.id for d in documents]).to_json()
         return out
 
-    @api.delete("/documents/{doc_id:path}", dependencies=[Depends(writer), only()])
+    @api.delete("/documents/{doc_id:path}", dependencies=[write, only()])
     def remove(doc_id: str):
         """Mark one paper deleted (nothing is rewritten)."""
         index = Index.load(live.path)
         try:
-            index.remove([doc_id], wait=settings.lock_wait_seconds)
-        except InputError as exc:
-            if "no document with id" in str(exc):
-                raise ApiError(404, f"no document with id {doc_id[:200]!r}") from None
-            raise
+            index.remove([doc_id], wait=wait)
+        except UnknownIdError:
+            raise ApiError(404, f"no document with id {doc_id[:200]!r}") from None
         served = live.refresh()
         return {"removed": 1, "generation": index.generation, "documents": len(served.index)}
 
-    @api.post("/compact", dependencies=[Depends(writer), only()])
+    return api
+
+
+def topics_router(service: Service) -> APIRouter:
+    api = APIRouter(tags=["topics"])
+
+    @api.get("/topics", dependencies=[only("level")])
+    def topics_json(level: int = Query(0, ge=0, le=20)):
+        """Topics with labels, keywords, representatives and members (as ``embedsearch topics --json``)."""
+        ready = service.topics.require()
+        return {**ready.model.to_json(level), "generation": ready.generation}
+
+    return api
+
+
+def duplicates_router(service: Service) -> APIRouter:
+    api = APIRouter(tags=["duplicates"])
+
+    @api.post("/duplicates/check", dependencies=[only()])
+    def duplicates_check(body: DuplicateCheck):
+        """Each new abstract's matches in the index, with verdict, cosine, overlap and shared passages (as
+        ``embedsearch dedup --against --json``); nothing is added."""
+        documents = body.documents()
+        served = service.current()
+        report = served.index.check_duplicates(documents, **body.overrides())
+        return {**report.to_json(), "generation": served.index.generation}
+
+    return api
+
+
+def index_router(service: Service, write: Any) -> APIRouter:
+    api = APIRouter(tags=["index"])
+
+    @api.get("/health", dependencies=[only()])
+    def health():
+        served = service.current()
+        return {"status": "ok", "generation": served.index.generation, "documents": len(served.index),
+                "worker": os.getpid()}
+
+    @api.get("/info", dependencies=[only()])
+    def info():
+        """The index (as ``embedsearch info --json``), its filterable fields, and this server's settings."""
+        served, topics = service.current(), service.topics
+        return {**served.info, "fields": served.fields,
+                "writable": service.settings.writable and service.token is not None,
+                "topics": "ready" if topics.ready else ("off" if not topics.enabled else "computing"),
+                "limits": asdict(LIMITS)}
+
+    @api.post("/compact", dependencies=[write, only()])
     def compact():
         """Merge every segment into one and drop deleted rows."""
-        index = Index.load(live.path)
-        index.compact(wait=settings.lock_wait_seconds)
-        served = live.refresh()
+        index = Index.load(service.live.path)
+        index.compact(wait=service.settings.lock_wait_seconds)
+        served = service.live.refresh()
         return {"generation": index.generation, "segments": len(index.snapshot.segments),
                 "documents": len(served.index)}
 

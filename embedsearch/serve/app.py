@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline  # /docs with Swagger UI served by the app, not a CDN
 
-from .. import __version__
+from ..version import __version__
 from .guard import install
 from .live import Live
 from .settings import TOKEN_ENV, ServeSettings
@@ -40,16 +40,10 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
     app = FastAPIOffline(title="embedsearch", version=__version__, redirect_slashes=False, lifespan=lifespan,
                   description="Find related papers, topics and near-duplicates in a corpus of abstracts.")
     install(app)
-    endpoints = api.router(live, topics, settings, token)
-    app.include_router(endpoints)
+    for router in api.routers(api.Service(live, topics, settings, token)):
+        app.include_router(router)
     app.include_router(page.router(live, topics))
     app.state.live, app.state.topics = live, topics
-
-    @app.on_event("startup")
-    async def _threads() -> None:
-        import anyio.to_thread
-
-        anyio.to_thread.current_default_thread_limiter().total_tokens = int(os.environ.get("T", "40"))
 
     return app
 

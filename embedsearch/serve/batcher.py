@@ -14,12 +14,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..embedding.encoder import Encoder
+
 SHORT_CHARS = 400
 LONG_PER_CALL = 2
 
 
 class _Request:
-    __slots__ = ("texts", "done", "vectors", "error")
+    __slots__ = ("done", "error", "texts", "vectors")
 
     def __init__(self, texts: Sequence[str]):
         self.texts = list(texts)
@@ -32,10 +34,10 @@ class BatchingEncoder:
     """Wraps an encoder (``encoder.Encoder``); ``encode`` may be called from any thread. Requests with
     more than ``LONG_PER_CALL`` long texts are split, so each call of the model stays short."""
 
-    def __init__(self, inner, max_batch: int = 64):
+    def __init__(self, inner: Encoder, max_batch: int = 64):
         self.inner = inner
-        self.fingerprint = getattr(inner, "fingerprint", None)
-        self.dimension = getattr(inner, "dimension", None)
+        self.fingerprint = inner.fingerprint
+        self.dimension = inner.dimension
         self.max_batch = max_batch
         self._short: deque[_Request] = deque()
         self._long: deque[_Request] = deque()

@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from ..errors import CorruptIndexError, EmbedsearchError, IndexLockedError, InputError
+from ..errors import CorruptIndexError, EmbedsearchError, IdConflictError, IndexLockedError, InputError, UnknownIdError
 from .settings import LIMITS
 
 log = logging.getLogger("embedsearch.serve")
@@ -65,14 +65,18 @@ def _allowed(request: Request) -> list[str]:
     return methods
 
 
+STATUS: tuple[tuple[type[EmbedsearchError], int], ...] = (
+    (IndexLockedError, 503), (CorruptIndexError, 500), (UnknownIdError, 404), (IdConflictError, 409), (InputError, 400))
+
+
 def _ours(request: Request, exc: EmbedsearchError) -> JSONResponse:
-    if isinstance(exc, IndexLockedError):
-        return error(503, str(exc), {"Retry-After": "5"})
+    """Errors map to statuses by class (the first that matches), never by their text."""
+    status = next((code for kind, code in STATUS if isinstance(exc, kind)), 500)
+    message = " ".join(str(exc).split())
     if isinstance(exc, CorruptIndexError):
         log.error("damaged index: %s", exc)
-        return error(500, f"the index is damaged: {exc}")
-    status = 400 if isinstance(exc, InputError) else 500
-    return error(status, " ".join(str(exc).split()))
+        message = f"the index is damaged: {message}"
+    return error(status, message, {"Retry-After": "5"} if status == 503 else None)
 
 
 def _api(request: Request, exc: ApiError) -> JSONResponse:

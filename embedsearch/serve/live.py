@@ -25,7 +25,7 @@ class Served:
 
     def __init__(self, index: Index, encoder: BatchingEncoder | None = None):
         self.index = index
-        if encoder is not None and encoder.fingerprint == index.manifest["model"]["fingerprint"]:
+        if encoder is not None and encoder.fingerprint == index.snapshot.manifest.model.fingerprint:
             index.snapshot.encoder = encoder
 
     @cached_property
@@ -35,12 +35,12 @@ class Served:
 
     @cached_property
     def fields(self) -> list[dict[str, Any]]:
-        from ..fields import describe
+        from ..store.fields import describe
 
         snap = self.index.snapshot
         return describe([(s.folder, m) for s, m in zip(snap.segments, snap.live)])
 
-    def warm(self) -> "Served":
+    def warm(self) -> Served:
         """Open everything a first request would (vector indexes, BM25 statistics, ids, the encoder)."""
         if len(self.index):
             self.index.search_many(["warm up"], 1)

@@ -60,7 +60,7 @@ def serve(path: Path, settings: ServeSettings, token: str | None) -> None:
     check_port(settings.host, settings.port)
     os.environ.update(environment(path, settings))
     if settings.workers > 1:
-        from ..query_encoder import THREADS_ENV
+        from ..embedding.query_encoder import THREADS_ENV
 
         os.environ.setdefault(THREADS_ENV, str(max(1, (os.cpu_count() or 1) // settings.workers)))
     print(f"serving {path} on http://{settings.host}:{settings.port} ({settings.workers} worker(s), "

@@ -27,7 +27,7 @@ def _clean(text: str) -> str:
 Text = Annotated[str, Field(max_length=LIMITS.text_chars), AfterValidator(_clean)]
 Id = Annotated[str, Field(min_length=1, max_length=LIMITS.id_chars), AfterValidator(_clean)]
 Scalar = Union[str, int, float, bool, None]
-Metadata = Annotated[dict[Annotated[str, Field(max_length=200)], Union[Scalar, list[Scalar]]],
+Metadata = Annotated[dict[Annotated[str, Field(max_length=200)], Scalar | list[Scalar]],
                      Field(max_length=LIMITS.metadata_fields)]
 K = Annotated[int, Field(ge=1, le=LIMITS.k)]
 
@@ -70,7 +70,7 @@ class DuplicateCheck(Strict):
     min_overlap: Annotated[float, Field(ge=0, le=1)] | None = None
 
     @model_validator(mode="after")
-    def _one_form(self) -> "DuplicateCheck":
+    def _one_form(self) -> DuplicateCheck:
         if (self.text is None) == (self.abstracts is None):
             raise ValueError("give either text (one abstract) or abstracts (a list), not both")
         return self

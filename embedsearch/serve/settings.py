@@ -7,7 +7,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..search import MAX_QUERY_CHARS
+from ..retrieval.search import MAX_QUERY_CHARS
 
 TOKEN_ENV = "EMBEDSEARCH_TOKEN"
 

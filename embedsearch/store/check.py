@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-
 
 from ..errors import EmbedsearchError
+from ..files import sha256
 from . import generation as gen
-from .files import sha256
+from .filters import FILE, row_count
+from .generation import SegmentEntry
 from .layout import DELETES
+from .manifest import Manifest
 from .segment import INFO, Segment
 
 
-def problems(root: Path, manifest: dict[str, Any], number: int, deep: bool = False) -> list[str]:
+def problems(root: Path, manifest: Manifest, number: int, deep: bool = False) -> list[str]:
     """Everything wrong with generation ``number`` of the index at ``root``, one line each."""
     try:
-        entries = gen.read(root, number)["segments"]
+        entries = gen.read(root, number).segments
         gen.newest(root)
     except EmbedsearchError as exc:
         return [str(exc)]
@@ -32,7 +32,6 @@ def problems(root: Path, manifest: dict[str, Any], number: int, deep: bool = Fal
     for entry in entries:
         found += _attempt(lambda: _segment(root, manifest, entry, deep))
         found += _attempt(lambda: _deletes(root, entry, deep))
-    found += _attempt(lambda: _topics(root)) if deep else []
     return list(dict.fromkeys(found))
 
 
@@ -45,17 +44,17 @@ def _attempt(part) -> list[str]:
         return [f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"]
 
 
-def checksums(root: Path, manifest: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+def checksums(root: Path, manifest: Manifest, entry: SegmentEntry) -> list[str]:
     """Every file of one segment (and its deletion file) re-hashed against its record: what a merge runs
     on the segments it reads, as Lucene verifies checksums at merge time, so damage is refused instead of
     copied into a new segment with fresh checksums."""
     return _attempt(lambda: _files(root, manifest, entry, True)) + _attempt(lambda: _deletes(root, entry, True))
 
 
-def _files(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: bool) -> list[str]:
-    segment = Segment(root, entry, manifest["model"]["dimension"])
+def _files(root: Path, manifest: Manifest, entry: SegmentEntry, deep: bool) -> list[str]:
+    segment = Segment(root, entry, manifest.model.dimension)
     info_file = segment.folder / INFO
-    if sha256(info_file) != entry.get("info_sha256"):
+    if sha256(info_file) != entry.info_sha256:
         return [f"{info_file}: does not match the checksum its generation recorded"]
     found = []
     for name, record in json.loads(info_file.read_text())["files"].items():
@@ -69,14 +68,12 @@ def _files(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: bo
     return found
 
 
-def _segment(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: bool) -> list[str]:
+def _segment(root: Path, manifest: Manifest, entry: SegmentEntry, deep: bool) -> list[str]:
     found = _files(root, manifest, entry, deep)
     if found or not deep:
         return found
-    segment = Segment(root, entry, manifest["model"]["dimension"])
+    segment = Segment(root, entry, manifest.model.dimension)
     _ = (segment.documents.ids, segment.embeddings, segment.vectors, segment.postings.vocab)
-    from ..filters import FILE, row_count
-
     if row_count(segment.folder) != segment.rows:
         found.append(f"{segment.folder / FILE}: {row_count(segment.folder)} rows for {segment.rows} documents")
     if segment.postings.max_row() >= segment.rows:
@@ -89,30 +86,13 @@ def _segment(root: Path, manifest: dict[str, Any], entry: dict[str, Any], deep: 
     return found
 
 
-def _deletes(root: Path, entry: dict[str, Any], deep: bool) -> list[str]:
-    if not entry.get("deletes"):
+def _deletes(root: Path, entry: SegmentEntry, deep: bool) -> list[str]:
+    if not entry.deletes:
         return []
-    file = root / DELETES / entry["deletes"]
+    file = root / DELETES / entry.deletes
     if not file.is_file():
         return [f"{file}: missing"]
-    if deep and sha256(file) != entry["deletes_sha256"]:
+    if deep and sha256(file) != entry.deletes_sha256:
         return [f"{file}: does not match the checksum its generation recorded"]
     live = gen.read_deletes(root, entry)
-    return [] if live is not None and int((~live).sum()) == entry["deleted"] else [f"{file}: wrong deletion count"]
-
-
-def _topics(root: Path) -> list[str]:
-    from ..topics.model import FOLDER, load
-
-    folder = root / FOLDER
-    found = []
-    for item in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if item.name.startswith("."):
-            continue
-        try:
-            load(item)
-        except EmbedsearchError as exc:
-            found.append(f"{exc} (search is unaffected)")
-    return found
-
-
+    return [] if live is not None and int((~live).sum()) == entry.deleted else [f"{file}: wrong deletion count"]

@@ -11,19 +11,19 @@ silent rollback."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import CorruptIndexError, IndexStoreError
-from .files import fsync_dir, sha256, write_json
+from ..files import durable_file, sha256, write_json
 from .layout import DELETES, GENERATIONS, SEGMENTS, now, reap_temporary
-
-GRACE_SECONDS = 600.0
+from .settings import GRACE_SECONDS
 
 
 def numbers(root: Path) -> list[int]:
@@ -78,86 +78,113 @@ def missing_commits(root: Path) -> list[str]:
     return problems
 
 
-def read(root: Path, number: int) -> dict[str, Any]:
-    file = root / GENERATIONS / f"{number}.json"
-    try:
-        manifest = json.loads(file.read_text())
-        _ = (manifest["segments"], manifest["documents"], manifest["corpus_version"])
-    except FileNotFoundError:
-        raise IndexStoreError(f"{file}: generation {number} is gone (compacted away); reopen the index") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CorruptIndexError(f"{file}: unreadable generation manifest; restore it or rebuild") from exc
-    _check_entries(file, manifest["segments"])
-    return manifest
+@dataclass(frozen=True)
+class SegmentEntry:
+    """What a generation records of a segment: its name, size, vector-index kind, the checksum of its
+    ``segment.json``, and its deletion file (the rows deleted as of this generation) if any."""
 
+    name: str
+    rows: int
+    index_type: str
+    info_sha256: str
+    deletes: str | None = None
+    deleted: int = 0
+    deletes_sha256: str | None = None
 
-ENTRY_KEYS = {"name": str, "rows": int, "index_type": str, "info_sha256": str}
-DELETE_KEYS = {"deletes": str, "deleted": int, "deletes_sha256": str}
+    @property
+    def live(self) -> int:
+        return self.rows - self.deleted
 
+    def to_json(self) -> dict[str, Any]:
+        out = {"name": self.name, "rows": self.rows, "index_type": self.index_type, "info_sha256": self.info_sha256}
+        return {**out, "deletes": self.deletes, "deleted": self.deleted, "deletes_sha256": self.deletes_sha256} \
+            if self.deletes else out
 
-def _check_entries(file: Path, entries: Any) -> None:
-    """Each segment entry holds its keys with the right types (a deletion file's three together), so no
-    ``KeyError`` or ``TypeError`` reaches a reader or a writer later."""
-    if not isinstance(entries, list):
-        raise CorruptIndexError(f"{file}: 'segments' should be a list; restore it or rebuild")
-    for position, entry in enumerate(entries):
+    @classmethod
+    def parse(cls, file: Path, position: int, entry: Any) -> SegmentEntry:
+        """Each key present with its type (a deletion file's three together), or an error naming the key."""
         wanted = {**ENTRY_KEYS, **(DELETE_KEYS if isinstance(entry, dict) and entry.get("deletes") else {})}
         for key, kind in wanted.items():
             value = entry.get(key) if isinstance(entry, dict) else None
             if not isinstance(value, kind) or isinstance(value, bool):
                 raise CorruptIndexError(f"{file}: segment {position}: key {key!r} is missing or not "
                                         f"{'a whole number' if kind is int else 'text'}; restore it or rebuild")
+        return cls(**{k: entry[k] for k in wanted})
 
 
-def publish(root: Path, manifest: dict[str, Any]) -> int:
-    """Publish ``manifest`` as the next generation (the caller holds the writer lock)."""
+ENTRY_KEYS = {"name": str, "rows": int, "index_type": str, "info_sha256": str}
+DELETE_KEYS = {"deletes": str, "deleted": int, "deletes_sha256": str}
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The index after one commit: its segments in corpus order, and how many documents are live."""
+
+    number: int
+    segments: tuple[SegmentEntry, ...]
+    corpus_version: int
+    committed_at: str
+    documents: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"segments": [e.to_json() for e in self.segments], "corpus_version": self.corpus_version,
+                "generation": self.number, "committed_at": self.committed_at, "documents": self.documents}
+
+
+def read(root: Path, number: int) -> Generation:
+    file = root / GENERATIONS / f"{number}.json"
+    try:
+        data = json.loads(file.read_text())
+        segments, documents, version = data["segments"], data["documents"], data["corpus_version"]
+    except FileNotFoundError:
+        raise IndexStoreError(f"{file}: generation {number} is gone (compacted away); reopen the index") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{file}: unreadable generation manifest; restore it or rebuild") from exc
+    if not isinstance(segments, list):
+        raise CorruptIndexError(f"{file}: 'segments' should be a list; restore it or rebuild")
+    for key, value in (("documents", documents), ("corpus_version", version)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise CorruptIndexError(f"{file}: key {key!r} should be a whole number; restore it or rebuild")
+    entries = tuple(SegmentEntry.parse(file, position, entry) for position, entry in enumerate(segments))
+    return Generation(number, entries, version, str(data.get("committed_at", "")), documents)
+
+
+def publish(root: Path, segments: Sequence[SegmentEntry], corpus_version: int) -> int:
+    """Publish the next generation (the caller holds the writer lock); returns its number."""
     folder = root / GENERATIONS
     folder.mkdir(exist_ok=True)
     found = numbers(root)
     number = (found[-1] if found else 0) + 1
-    payload = {**manifest, "generation": number, "committed_at": now(),
-               "documents": sum(s["rows"] - s.get("deleted", 0) for s in manifest["segments"])}
-    tmp = folder / f".{number}.json.tmp-{os.getpid()}"
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=1, ensure_ascii=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-    try:
-        os.link(tmp, folder / f"{number}.json")
-    finally:
-        tmp.unlink()
-    fsync_dir(folder)
+    generation = Generation(number, tuple(segments), corpus_version, now(), sum(e.live for e in segments))
+    write_json(folder / f"{number}.json", generation.to_json(), exclusive=True)
     write_json(folder / LATEST, {"generation": number})
     return number
 
 
-def write_deletes(root: Path, segment: str, rows: np.ndarray, number: int) -> dict[str, Any]:
-    """Write the full set of deleted rows of ``segment`` as of generation ``number``; returns the entry fields."""
+def write_deletes(root: Path, entry: SegmentEntry, rows: np.ndarray, number: int) -> SegmentEntry:
+    """Write the full set of deleted rows of a segment as of generation ``number``; returns its new entry."""
     folder = root / DELETES
     folder.mkdir(exist_ok=True)
-    file = folder / f"{segment}.{number}.npy"
+    file = folder / f"{entry.name}.{number}.npy"
     rows = np.unique(np.asarray(rows, dtype=np.int64))
-    with file.open("wb") as fh:
+    with durable_file(file, binary=True) as fh:
         np.save(fh, rows)
-        fh.flush()
-        os.fsync(fh.fileno())
-    fsync_dir(folder)
-    return {"deletes": file.name, "deleted": int(len(rows)), "deletes_sha256": sha256(file)}
+    return replace(entry, deletes=file.name, deleted=len(rows), deletes_sha256=sha256(file))
 
 
-def read_deletes(root: Path, entry: dict[str, Any]) -> np.ndarray | None:
+def read_deletes(root: Path, entry: SegmentEntry) -> np.ndarray | None:
     """The live mask of a segment (None when nothing in it is deleted)."""
-    if not entry.get("deletes"):
+    if not entry.deletes:
         return None
-    file = root / DELETES / entry["deletes"]
+    file = root / DELETES / entry.deletes
     try:
         rows = np.load(file)
-        if rows.ndim != 1 or len(rows) != entry["deleted"] or (len(rows) and (rows.min() < 0
-                                                                             or rows.max() >= entry["rows"])):
+        if rows.ndim != 1 or len(rows) != entry.deleted or (len(rows) and (rows.min() < 0
+                                                                           or rows.max() >= entry.rows)):
             raise ValueError("does not match its generation entry")
     except (OSError, ValueError) as exc:
         raise CorruptIndexError(f"{file}: deletion file unreadable ({exc}); restore it or rebuild") from exc
-    live = np.ones(entry["rows"], dtype=bool)
+    live = np.ones(entry.rows, dtype=bool)
     live[rows] = False
     return live
 
@@ -178,12 +205,12 @@ def collect(root: Path, grace: float = GRACE_SECONDS) -> None:
     named_segments, named_deletes = set(), set()
     for number in kept:
         try:
-            entries = read(root, number)["segments"]
+            entries = read(root, number).segments
         except (CorruptIndexError, IndexStoreError):
             return  # a kept generation that cannot be read may name any file: remove none (check reports it)
         for entry in entries:
-            named_segments.add(entry["name"])
-            named_deletes.add(entry.get("deletes"))
+            named_segments.add(entry.name)
+            named_deletes.add(entry.deletes)
     for item in (root / SEGMENTS).iterdir() if (root / SEGMENTS).is_dir() else ():
         if not item.name.startswith(".") and item.name not in named_segments and item.stat().st_mtime < cutoff:
             shutil.rmtree(item, ignore_errors=True)

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptIndexError, IndexStoreError, InputError
-from .files import staged_folder
-from .provenance import provenance
+from ..files import staged_folder
+from ..version import __version__
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -37,8 +37,6 @@ VECTORS = "vectors.faiss"
 
 
 def package_version() -> str:
-    from .. import __version__
-
     return __version__
 
 
@@ -88,11 +86,6 @@ def check_target(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
 
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def new_manifest(**fields: Any) -> dict[str, Any]:
-    return {"format_version": FORMAT_VERSION, "package_version": package_version(), "metric": "cosine",
-            "built_at": now(), "provenance": provenance(), **fields}
 
 
 def read_manifest(path: Path) -> dict[str, Any]:

@@ -7,15 +7,17 @@ what for) is written beside it, for the waiting writer's message and to notice a
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import IndexLockedError
 from .layout import LOCK, now
+
+log = logging.getLogger(__name__)
 
 OWNER = ".lock.owner"
 
@@ -34,7 +36,7 @@ def _describe(owner: dict) -> str:
 
 
 def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    log.info(message)
 
 
 @contextmanager

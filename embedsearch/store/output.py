@@ -6,13 +6,10 @@ renamed, so a failed run leaves any old file as it was."""
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from .files import fsync_dir
 from .layout import is_index
 
 
@@ -33,20 +30,3 @@ def check_output(path: str | Path, option: str, sources: Sequence[str | Path] = 
     if real.exists() and not force:
         raise InputError(f"{option} {given} already exists; name a new file, or pass --force to replace it")
     return real
-
-
-@contextmanager
-def output_file(path: Path, binary: bool = False, newline: str | None = None) -> Iterator:
-    """An open temporary sibling of ``path``; renamed onto ``path`` (after an fsync) only when the block
-    succeeds, removed otherwise."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
-    try:
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline=newline)) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        fsync_dir(path.parent)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -8,16 +8,18 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from .. import filters as flt
-from .. import lexical as lex
 from ..corpus import Document
-from ..docstore import DocumentStore, write_documents
+from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError
-from .files import file_records, sha256, staged_folder
+from ..files import file_records, sha256, staged_folder
+from . import filters as flt
+from . import lexical as lex
+from . import vectors as vec
+from .docstore import DocumentStore, write_documents
+from .generation import SegmentEntry
 from .layout import EMBEDDINGS, SEGMENTS, VECTORS
 
 INFO = "segment.json"
@@ -30,7 +32,7 @@ def new_name() -> str:
 def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix: np.ndarray, write_vectors: Callable[[Path], str],
           lexical: lex.LexicalSettings, name: str | None = None,
           write_lexical: Callable[[Path], None] | None = None,
-          write_metadata: Callable[[Path], None] | None = None) -> dict[str, Any]:
+          write_metadata: Callable[[Path], None] | None = None) -> SegmentEntry:
     """Write a segment under ``root/segments`` and return its entry for a generation manifest.
     ``write_vectors(file)`` writes the FAISS index and returns its kind; ``write_lexical(folder)`` and
     ``write_metadata(folder)`` replace building postings and metadata from the documents (a merge
@@ -48,43 +50,28 @@ def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix
     return entry_of(target)
 
 
-def vector_writer(manifest: dict[str, Any], existing: Sequence["Segment"], matrix: np.ndarray,
-                  map_shards=None) -> Callable[[Path], str]:
-    """The vector-index writer for a new segment (an add or a merge): the kind the index's settings choose
-    for its size; an index forced to IVF fills new segments with the trained quantizer of its largest IVF
-    segment, so no small segment is ever trained on too few vectors."""
-    from dataclasses import asdict
-
-    from .. import ivf
-    from .. import vectors as vec
-
-    settings = vec.VectorSettings(**manifest["index"]["settings"])
-    trained = None
-    ivfs = [s for s in existing if s.index_type == "ivfpq"]
-    if settings.choose(len(matrix)) == "ivfpq" and ivfs:
-        trained = ivf.read_trained(max(ivfs, key=lambda s: s.rows).folder / VECTORS)
-    elif settings.index_type != "auto" and settings.choose(len(matrix)) == "ivfpq":
-        settings = vec.VectorSettings(**{**asdict(settings), "index_type": "auto"})
-    options = {"map_shards": map_shards} if map_shards is not None else {}
-    return lambda file: vec.save(file, matrix, settings, trained=trained, **options)
+def vector_writer(settings: vec.VectorSettings, existing: Sequence[Segment], matrix: np.ndarray,
+                  map_shards: JobRunner = local_map) -> Callable[[Path], str]:
+    """The vector-index writer for a new segment (an add or a merge) of an index with ``existing`` segments."""
+    return vec.segment_writer(settings, matrix,
+                              [(s.index_type, s.folder / VECTORS, s.rows) for s in existing], map_shards)
 
 
-def entry_of(folder: Path) -> dict[str, Any]:
+def entry_of(folder: Path) -> SegmentEntry:
     """What a generation records of a segment: its name, size, index kind and the checksum of its
     ``segment.json`` (which in turn records every file's size and checksum)."""
     info = json.loads((folder / INFO).read_text())
-    return {"name": info["name"], "rows": info["rows"], "index_type": info["index_type"],
-            "info_sha256": sha256(folder / INFO)}
+    return SegmentEntry(info["name"], info["rows"], info["index_type"], sha256(folder / INFO))
 
 
 class Segment:
     """Read access to one segment; files open lazily, each checked against its neighbours' row counts."""
 
-    def __init__(self, root: Path, entry: dict[str, Any], dimension: int):
-        self.name = entry["name"]
+    def __init__(self, root: Path, entry: SegmentEntry, dimension: int):
+        self.name = entry.name
         self.folder = root / SEGMENTS / self.name
-        self.rows = int(entry["rows"])
-        self.index_type = entry["index_type"]
+        self.rows = entry.rows
+        self.index_type = entry.index_type
         self.dimension = dimension
         if not (self.folder / INFO).is_file():
             raise CorruptIndexError(f"{self.folder}: segment missing; the index is damaged, restore it or rebuild")
@@ -110,12 +97,7 @@ class Segment:
 
     @cached_property
     def vectors(self):
-        from .. import vectors as vec
-        from ..ivf import IVFDATA
-
-        if self.index_type == "ivfpq" and not (self.folder / IVFDATA).exists():
-            raise CorruptIndexError(f"{self.folder / IVFDATA} is missing; rebuild with `embedsearch build`")
-        index = vec.read(self.folder / VECTORS)
+        index = vec.read(self.folder / VECTORS, self.index_type)
         if index.ntotal != self.rows:
             raise CorruptIndexError(f"{self.folder / VECTORS}: {index.ntotal} vectors for {self.rows} documents; "
                                     "rebuild the index")

@@ -9,28 +9,52 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from .. import filters as flt
-from .. import lexical as lex
 from ..corpus import Document
+from ..embedding.query_encoder import query_encoder
+from . import filters as flt
 from . import generation as gen
+from . import lexical as lex
+from . import vectors as vec
+from .manifest import Manifest
 from .segment import Segment
+
+
+class DocumentRows(Protocol):
+    """Documents by row: their ids in row order, some rows, or all in order."""
+
+    @property
+    def ids(self) -> list[str]: ...
+
+    def get(self, rows: Sequence[int]) -> list[Document]: ...
+
+    def __iter__(self) -> Iterator[Document]: ...
+
+    def __len__(self) -> int: ...
+
+
+class Rows(Protocol):
+    """What search, topics and dedup read of a corpus: its documents and their unit embeddings (an
+    ``(n, dim)`` float32 array-like), by row 0..n-1. A ``Snapshot`` implements it, and so does a batch of
+    abstracts not yet committed (``dedup.pending.Pending``)."""
+
+    documents: DocumentRows
+    embeddings: Any
 
 
 class Snapshot:
     """Generation ``number`` of the index at ``root``."""
 
-    def __init__(self, root: Path, manifest: dict[str, Any], number: int):
+    def __init__(self, root: Path, manifest: Manifest, number: int):
         self.root = root
         self.number = number
+        self.manifest = manifest
         self.generation = gen.read(root, number)
-        self.manifest = {**manifest, **self.generation}
-        dimension = manifest["model"]["dimension"]
-        self.segments = [Segment(root, entry, dimension) for entry in self.generation["segments"]]
-        self.live = [gen.read_deletes(root, entry) for entry in self.generation["segments"]]
+        self.segments = [Segment(root, entry, manifest.model.dimension) for entry in self.generation.segments]
+        self.live = [gen.read_deletes(root, entry) for entry in self.generation.segments]
         counts = [s.rows if m is None else int(m.sum()) for s, m in zip(self.segments, self.live)]
         self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self._physical = [None if m is None else np.flatnonzero(m) for m in self.live]
@@ -46,26 +70,32 @@ class Snapshot:
     @cached_property
     def encoder(self):
         """The query encoder of the index's model (the fast ONNX path where it exists)."""
-        from ..embed import EmbedSettings
-        from ..query_encoder import query_encoder
-
-        entry = self.manifest["model"]
-        settings = EmbedSettings(**entry["settings"])
-        return query_encoder(entry["name"], entry["fingerprint"], settings.max_windows, settings.tail_weight)
+        model = self.manifest.model
+        return query_encoder(model.name, model.fingerprint, model.settings.max_windows, model.settings.tail_weight)
 
     @property
     def simple(self) -> bool:
         """One segment and nothing deleted: rows are the segment's own rows."""
         return len(self.segments) == 1 and self.live[0] is None
 
+    @property
+    def index_type(self) -> str:
+        return "+".join(sorted({s.index_type for s in self.segments}))
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest and this generation as one JSON object (the kind of each segment's vector index
+        summed up under ``index``)."""
+        out = {**self.manifest.to_json(), **self.generation.to_json()}
+        ondisk = any(vec.backend(s.index_type).ondisk for s in self.segments)
+        return {**out, "index": {**out["index"], "type": self.index_type, "ondisk": ondisk}}
+
     def summary(self) -> dict[str, Any]:
-        m = self.manifest
-        return {"documents": len(self), "model": m["model"]["name"], "dimension": m["model"]["dimension"],
-                "fingerprint": m["model"]["fingerprint"],
-                "index_type": "+".join(sorted({s.index_type for s in self.segments})), "segments": len(self.segments),
-                "deleted": sum(e.get("deleted", 0) for e in m["segments"]), "generation": self.number,
-                "built_at": m["built_at"], "updated_at": m["committed_at"], "format_version": m["format_version"],
-                "package_version": m["package_version"], "provenance": m.get("provenance")}
+        m, g = self.manifest, self.generation
+        return {"documents": len(self), "model": m.model.name, "dimension": m.model.dimension,
+                "fingerprint": m.model.fingerprint, "index_type": self.index_type, "segments": len(self.segments),
+                "deleted": sum(e.deleted for e in g.segments), "generation": self.number, "built_at": m.built_at,
+                "updated_at": g.committed_at, "format_version": m.format_version,
+                "package_version": m.package_version, "provenance": m.provenance}
 
     def numeric_fields(self) -> frozenset[str]:
         """The metadata fields this generation holds as numbers (new records must keep them numbers)."""
@@ -87,17 +117,16 @@ class Snapshot:
         return self.offsets[segment] + (local if renumber is None else renumber[local])
 
     @cached_property
-    def embeddings(self) -> "LiveMatrix":
+    def embeddings(self) -> LiveMatrix:
         return LiveMatrix(self)
 
     @cached_property
-    def documents(self) -> "LiveDocuments":
+    def documents(self) -> LiveDocuments:
         return LiveDocuments(self)
 
     @cached_property
     def lexical(self) -> lex.SegmentedBM25:
-        settings = lex.LexicalSettings(**self.manifest.get("lexical", {}))
-        return lex.SegmentedBM25([(s.postings, m) for s, m in zip(self.segments, self.live)], settings)
+        return lex.SegmentedBM25([(s.postings, m) for s, m in zip(self.segments, self.live)], self.manifest.lexical)
 
     def allowed_rows(self, filters: Sequence[flt.Filter]) -> np.ndarray | None:
         """Live rows passing every metadata filter (None without filters)."""
@@ -107,8 +136,6 @@ class Snapshot:
               allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
         """Top-``k`` ``(row, cosine)`` per query over every segment, re-scored exactly, deleted rows never
         returned; ``exclude`` drops one row per query, ``allowed`` keeps only rows where it is true."""
-        from ..search import dense_rows
-
         merged: list[list[tuple[int, float]]] = [[] for _ in range(len(queries))]
         for s, segment in enumerate(self.segments):
             start, stop = int(self.offsets[s]), int(self.offsets[s + 1])
@@ -124,7 +151,7 @@ class Snapshot:
             if exclude is not None:
                 local_exclude = [None if x is None or not start <= x < stop else
                                  int(next(self.locate(np.asarray([x])))[2][0]) for x in exclude]
-            ranked = dense_rows(segment.vectors, segment.embeddings, queries, k, exclude=local_exclude, allowed=mask)
+            ranked = vec.dense_rows(segment.vectors, segment.embeddings, queries, k, exclude=local_exclude, allowed=mask)
             for q, hits in enumerate(ranked):
                 if hits:
                     live = self.to_live(s, np.asarray([r for r, _ in hits]))
@@ -133,10 +160,8 @@ class Snapshot:
 
     def partitions(self, rows_per_job: int) -> list[np.ndarray]:
         """Rows per duplicate-search job: whole IVF lists for a single IVF segment, else row ranges."""
-        from ..dedup.partitions import partitions
-
         if self.simple:
-            return partitions(self.segments[0].vectors, len(self), rows_per_job)
+            return vec.partitions(self.segments[0].vectors, len(self), rows_per_job)
         n = len(self)
         return [np.arange(start, min(n, start + rows_per_job)) for start in range(0, n, rows_per_job)]
 
@@ -148,7 +173,7 @@ class LiveMatrix:
 
     def __init__(self, snapshot: Snapshot):
         self.snapshot = snapshot
-        self.shape = (len(snapshot), snapshot.manifest["model"]["dimension"])
+        self.shape = (len(snapshot), snapshot.manifest.model.dimension)
 
     def __len__(self) -> int:
         return self.shape[0]

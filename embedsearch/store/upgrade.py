@@ -10,12 +10,14 @@ import os
 import shutil
 from pathlib import Path
 
-from .. import lexical as lex
-from ..docstore import DocumentStore, ID_HASHES, id_hashes
 from ..errors import CorruptIndexError, EmbedsearchError, IndexStoreError
+from ..files import file_records, fsync_tree
 from . import generation as gen
-from .files import file_records, fsync_tree, write_json
+from . import lexical as lex
+from .docstore import ID_HASHES, DocumentStore, id_hashes
 from .layout import FORMAT_VERSION, GENERATIONS, MANIFEST, SEGMENTS, real_path
+from .manifest import Manifest
+from .manifest import write as write_manifest
 from .segment import INFO, entry_of, new_name
 
 V1_FILES = ("documents.jsonl", "documents.offsets.npy", "ids.json", "embeddings.npy", "vectors.faiss",
@@ -74,14 +76,14 @@ def upgrade(path: str | Path) -> int:
                                                "files": file_records(folder)}, indent=1))
         fsync_tree(folder)
         os.rename(folder, root / SEGMENTS / name)
-        gen.publish(root, {"segments": [entry_of(root / SEGMENTS / name)], "corpus_version": 1})
+        gen.publish(root, [entry_of(root / SEGMENTS / name)], 1)
     except (EmbedsearchError, OSError, ValueError, KeyError) as exc:
         _undo(root)
         message = str(exc).splitlines()[0].replace(str(folder), str(root))
         raise CorruptIndexError(f"{message}; the upgrade was undone and the format 1 index left as it was "
                                 "(restore the damaged file, or rebuild)") from None
     static = {k: v for k, v in manifest.items() if k not in ("documents", "files", "updated_at")}
-    write_json(root / MANIFEST, {**static, "format_version": FORMAT_VERSION, "upgraded_from": 1})
+    write_manifest(root, Manifest.parse(root / MANIFEST, {**static, "format_version": FORMAT_VERSION, "upgraded_from": 1}))
     for file in (*V1_FILES, "lexical"):
         target = root / file
         shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)

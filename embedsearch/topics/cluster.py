@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import default_cache_dir
+from ..embedding.cache import default_cache_dir
 from ..errors import InputError
+from ..store.snapshot import Snapshot
 
 MIN_DOCUMENTS = 8
 SHORT_EPOCHS = 15  # each consensus run's UMAP epochs from 1,000 documents: 60 runs cost under 2x one full fit
@@ -68,7 +69,7 @@ class TopicSettings:
             topics, levels = max(2, topics // 2), levels + 1
         return levels
 
-    def resolve(self, n: int) -> "TopicSettings":
+    def resolve(self, n: int) -> TopicSettings:
         """Concrete values for ``n`` documents (or the sample fitted on): small corpora get small topics,
         large ones larger."""
         if n < MIN_DOCUMENTS:
@@ -116,15 +117,15 @@ def enable_numba_cache() -> None:
                     pass
 
 
-def neighbour_graph(index, neighbours: int) -> tuple[np.ndarray, np.ndarray, None]:
+def neighbour_graph(snapshot: Snapshot, neighbours: int) -> tuple[np.ndarray, np.ndarray, None]:
     """Each document's nearest neighbours (itself first) from the index's own FAISS search, in the
     ``precomputed_knn`` form UMAP takes, so UMAP never searches again (and the 2-D map reuses it)."""
-    embeddings = index.embeddings
-    indices = np.zeros((len(index), neighbours), dtype=np.int32)
-    distances = np.zeros((len(index), neighbours), dtype=np.float32)
-    for start in range(0, len(index), 4096):
+    embeddings = snapshot.embeddings
+    indices = np.zeros((len(snapshot), neighbours), dtype=np.int32)
+    distances = np.zeros((len(snapshot), neighbours), dtype=np.float32)
+    for start in range(0, len(snapshot), 4096):
         block = np.asarray(embeddings[start:start + 4096], dtype=np.float32)
-        for offset, ranked in enumerate(index.dense(block, neighbours)):
+        for offset, ranked in enumerate(snapshot.dense(block, neighbours)):
             row = start + offset
             found = [row] + [r for r, _ in ranked if r != row][: neighbours - 1]
             found += [found[-1]] * (neighbours - len(found))

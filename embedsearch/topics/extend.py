@@ -11,13 +11,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from .model import Topic, TopicModel
+from ..store.snapshot import Snapshot
+from .results import Topic, TopicModel
 from .sample import VOTERS, vote
 
 REFIT_SHARE = 0.2
 
 
-def extend(base: TopicModel, snapshot) -> TopicModel | None:
+def extend(base: TopicModel, snapshot: Snapshot) -> TopicModel | None:
     """``base`` carried over to the documents of ``snapshot``; None when too much changed (refit)."""
     ids = snapshot.documents.ids
     known = {doc_id: row for row, doc_id in enumerate(base.ids)}
@@ -39,7 +40,7 @@ def extend(base: TopicModel, snapshot) -> TopicModel | None:
             voters = np.asarray([r for r, _ in hits], dtype=np.int64)
             labels[row] = vote(np.concatenate([labels[voters], np.full(VOTERS - len(voters), -1)])[None, :])[0]
             coordinates[row] = coordinates[voters].mean(axis=0)
-    settings = {**base.settings, "changed": changed, "corpus_version": snapshot.manifest["corpus_version"]}
+    settings = {**base.settings, "changed": changed, "corpus_version": snapshot.generation.corpus_version}
     return _rebuild(base, tuple(ids), labels, coordinates, settings)
 
 

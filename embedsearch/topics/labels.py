@@ -11,14 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 TOKENS = r"(?u)\b[^\W\d_][\w-]*[^\W_]\b"
-BOILERPLATE = frozenset("""abstract paper papers propose proposed proposes introduce introduces introduced present
-presents approach approaches method methods result results show shows shown demonstrate demonstrates novel existing
-new based using use used uses work works study studies state art state-of-the-art framework performance achieve
-achieves achieving outperform outperforms significant significantly extensive experiments experiment key improve
-improves improved improvement enable enables provide provides address addresses recent challenge challenges
-furthermore moreover additionally finally specifically effective effectively admit admits lower upper true make
-makes lead leads overall incur incurs reference step steps yield yields remain remains given allow allows obtain
-obtains prior various different high low large small""".split())
+BOILERPLATE = frozenset(["abstract", "paper", "papers", "propose", "proposed", "proposes", "introduce", "introduces", "introduced", "present", "presents", "approach", "approaches", "method", "methods", "result", "results", "show", "shows", "shown", "demonstrate", "demonstrates", "novel", "existing", "new", "based", "using", "use", "used", "uses", "work", "works", "study", "studies", "state", "art", "state-of-the-art", "framework", "performance", "achieve", "achieves", "achieving", "outperform", "outperforms", "significant", "significantly", "extensive", "experiments", "experiment", "key", "improve", "improves", "improved", "improvement", "enable", "enables", "provide", "provides", "address", "addresses", "recent", "challenge", "challenges", "furthermore", "moreover", "additionally", "finally", "specifically", "effective", "effectively", "admit", "admits", "lower", "upper", "true", "make", "makes", "lead", "leads", "overall", "incur", "incurs", "reference", "step", "steps", "yield", "yields", "remain", "remains", "given", "allow", "allows", "obtain", "obtains", "prior", "various", "different", "high", "low", "large", "small"])
 
 
 def keywords(texts: Sequence[str], labels: np.ndarray, topics: Sequence[int], top: int = 10) -> dict[int, list[str]]:

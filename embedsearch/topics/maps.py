@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus import Document
-from ..docstore import DocumentStore
-from ..store.output import check_output, output_file
-from ..store.snapshot import LiveDocuments
 from ..errors import InputError
+from ..files import durable_file
+from ..store.docstore import DocumentStore
+from ..store.output import check_output
+from ..store.snapshot import LiveDocuments
 from .model import TopicModel
 
 WEBGL_ABOVE = 5000
@@ -119,7 +120,7 @@ def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore 
     (``store.output``): not inside an index, not over a source, an existing file only with ``force``."""
     target = check_output(path, "--out", sources, force)
     page = render_html(model, documents, title, level, max_points)
-    with output_file(target) as fh:
+    with durable_file(target) as fh:
         fh.write(page)
     return path
 
@@ -197,7 +198,7 @@ def write_png(model: TopicModel, path: Path, title: str, level: int = 0, force: 
     ax.set_title(title)
     ax.set_axis_off()
     fig.tight_layout()
-    with output_file(target, binary=True) as fh:
+    with durable_file(target, binary=True) as fh:
         fig.savefig(fh, format="png")
     plt.close(fig)
     return path

@@ -1,102 +1,47 @@
-"""The topic model of an index: fitting, the result dataclasses, and persistence in the index folder.
+"""Fitting the topic model of an index (``results`` holds what it returns) and keeping it in the index folder.
 
-Results live in ``<index>/topics/<key>/`` (JSON + ``.npy``), keyed by the resolved settings; any
-``add``/``remove`` writes a new index folder without them, so stale topics are never served.
-"""
+Results live in ``<index>/topics/<key>/`` (JSON + ``.npy``), keyed by the resolved settings and the corpus
+version: after an ``add`` or ``remove`` the last fit is carried over to the new version (``extend``) or fitted
+again, so topics of another version are never served."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import shutil
-from dataclasses import asdict, dataclass, field
-from functools import cached_property
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ..errors import CorruptIndexError, InputError
-from ..ivf import ShardMap, local_map
+from ..engine.jobs import JobRunner, local_map
+from ..errors import CorruptIndexError, EmbedsearchError, InputError
+from ..files import staged_folder
+from ..store.snapshot import Snapshot
 from . import cluster as cl
 from .consensus import fit_labels
+from .extend import extend
 from .labels import keywords, label
+from .results import Topic, TopicModel
 from .sample import fit_and_assign
 
 FOLDER = "topics"
 FORMAT = 3  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus)
 
 
-@dataclass(frozen=True)
-class Topic:
-    """One topic at one level: readable label, keywords, representative and member ids, enclosing topic."""
-
-    id: int
-    label: str
-    size: int
-    keywords: tuple[str, ...]
-    representatives: tuple[str, ...]
-    members: tuple[str, ...]
-    parent: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "label": self.label, "size": self.size, "keywords": list(self.keywords),
-                "representatives": list(self.representatives), "members": list(self.members),
-                "parent": self.parent}
-
-
-@dataclass(frozen=True)
-class TopicModel:
-    """Topics at every level (0 = finest), per-document assignments and 2-D map coordinates."""
-
-    levels: tuple[tuple[Topic, ...], ...]
-    assignments: tuple[tuple[int, ...], ...]
-    ids: tuple[str, ...]
-    attached: tuple[str, ...]
-    settings: dict[str, Any]
-    coordinates: np.ndarray = field(repr=False, compare=False)
-    centroids: tuple[np.ndarray, ...] = field(repr=False, compare=False)
-
-    def topics(self, level: int = 0) -> tuple[Topic, ...]:
-        if not 0 <= level < len(self.levels):
-            raise InputError(f"--level {level} does not exist; this model has levels 0 to {len(self.levels) - 1}")
-        return self.levels[level]
-
-    def unassigned(self, level: int = 0) -> tuple[str, ...]:
-        return tuple(i for i, t in zip(self.ids, self.assignments[level]) if t < 0)
-
-    @cached_property
-    def row_of(self) -> dict[str, int]:
-        return {doc_id: row for row, doc_id in enumerate(self.ids)}
-
-    def topic_of(self, doc_id: str, level: int = 0) -> Topic | None:
-        row = self.row_of[doc_id]
-        topic = self.assignments[level][row]
-        return self.levels[level][topic] if topic >= 0 else None
-
-    def nearest(self, vector: np.ndarray, level: int = 0, k: int = 5) -> list[tuple[Topic, float]]:
-        """Topics whose centroids are closest to a (query) vector, with cosine similarities."""
-        scores = self.centroids[level] @ vector
-        return [(self.levels[level][i], float(scores[i])) for i in np.argsort(-scores)[:k]]
-
-    def to_json(self, level: int = 0) -> dict[str, Any]:
-        return {"topics": [t.to_json() for t in self.topics(level)], "unassigned": list(self.unassigned(level))}
-
-
-def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardMap = local_map,
+def fit(snapshot: Snapshot, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: JobRunner = local_map,
         level: int = 0, refit: bool = False) -> TopicModel:
-    """Cluster an index's embeddings into a topic hierarchy (cached in the index folder, keyed by corpus
+    """Cluster a snapshot's embeddings into a topic hierarchy (cached in the index folder, keyed by corpus
     version and settings). Above ``settings.sample`` documents, fit on a sample and assign the rest through
     ``map_jobs``. After adds and removes the last fit is carried over (``extend``: stable labels) unless
     ``refit`` or too much changed. A ``level`` the hierarchy lacks is an error raised before anything is
     saved; damaged cached results are fitted again."""
-    from .extend import extend
 
-    resolved = settings.resolve(len(index))
-    if not 0 <= level < settings.max_levels(len(index)):
-        raise InputError(f"--level {level} does not exist; topics of {len(index)} documents have at most "
-                         f"{settings.max_levels(len(index))} levels (0 is the finest)")
-    folder = index.path / FOLDER / _key(index, resolved)
+    resolved = settings.resolve(len(snapshot))
+    if not 0 <= level < settings.max_levels(len(snapshot)):
+        raise InputError(f"--level {level} does not exist; topics of {len(snapshot)} documents have at most "
+                         f"{settings.max_levels(len(snapshot))} levels (0 is the finest)")
+    folder = snapshot.path / FOLDER / _key(snapshot, resolved)
     if (folder / "model.json").exists() and not refit:
         try:
             model = load(folder)
@@ -104,34 +49,34 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
             return model
         except CorruptIndexError:
             shutil.rmtree(folder, ignore_errors=True)
-    base = None if refit else _latest(index, settings)
-    model = extend(base, index) if base is not None else None
+    base = None if refit else _latest(snapshot, settings)
+    model = extend(base, snapshot) if base is not None else None
     if model is not None:
         model.topics(level)
         save(model, folder)
-        _prune(index, settings)
+        _prune(snapshot, settings)
         return model
     cl.enable_numba_cache()
-    embeddings = np.asarray(index.embeddings, dtype=np.float32)
-    if len(index) > resolved.sample:
+    embeddings = np.asarray(snapshot.embeddings, dtype=np.float32)
+    if len(snapshot) > resolved.sample:
         labels, coordinates = fit_and_assign(embeddings, resolved, map_jobs)
     else:
-        indices, distances, _ = cl.neighbour_graph(index, resolved.graph_neighbours)
+        indices, distances, _ = cl.neighbour_graph(snapshot, resolved.graph_neighbours)
         labels = fit_labels(embeddings, indices, distances, resolved)
         knn = (indices[:, :resolved.neighbours], distances[:, :resolved.neighbours], None)
         coordinates = None
     if labels.max() < 1:
-        raise InputError(f"found {labels.max() + 1} topic(s) among {len(index)} documents; try a smaller --min-size "
+        raise InputError(f"found {labels.max() + 1} topic(s) among {len(snapshot)} documents; try a smaller --min-size "
                          f"(now {resolved.min_size})")
     labels = _by_size(labels)
     attached = ()
     if resolved.assign_outliers and (labels < 0).any():
         nearest = cl.nearest_topic(embeddings, labels)
-        attached = tuple(index.documents.ids[r] for r in np.flatnonzero(labels < 0))
+        attached = tuple(snapshot.documents.ids[r] for r in np.flatnonzero(labels < 0))
         labels = np.where(labels < 0, nearest, labels)
     if coordinates is None:
         coordinates = cl.reduce(embeddings, knn, resolved, 2)
-    model = _assemble(index, embeddings, labels, attached, resolved, coordinates, settings)
+    model = _assemble(snapshot, embeddings, labels, attached, resolved, coordinates, settings)
     model.topics(level)
     if refit and folder.exists():
         shutil.rmtree(folder, ignore_errors=True)
@@ -139,9 +84,9 @@ def fit(index, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: ShardM
     return model
 
 
-def _saved(index, settings: cl.TopicSettings) -> list[tuple[int, Path]]:
+def _saved(snapshot: Snapshot, settings: cl.TopicSettings) -> list[tuple[int, Path]]:
     """Saved fits of this index with the same requested settings, newest corpus version first."""
-    root = index.path / FOLDER
+    root = snapshot.path / FOLDER
     wanted = asdict(settings)
     found = []
     for folder in root.iterdir() if root.is_dir() else ():
@@ -155,9 +100,9 @@ def _saved(index, settings: cl.TopicSettings) -> list[tuple[int, Path]]:
     return sorted(found, reverse=True)
 
 
-def _latest(index, settings: cl.TopicSettings) -> TopicModel | None:
+def _latest(snapshot: Snapshot, settings: cl.TopicSettings) -> TopicModel | None:
     """The most recent saved fit of this index with the same requested settings, if any."""
-    for _, folder in _saved(index, settings):
+    for _, folder in _saved(snapshot, settings):
         try:
             return load(folder)
         except CorruptIndexError:
@@ -168,17 +113,17 @@ def _latest(index, settings: cl.TopicSettings) -> TopicModel | None:
 KEEP_CARRIED = 2
 
 
-def _prune(index, settings: cl.TopicSettings) -> None:
+def _prune(snapshot: Snapshot, settings: cl.TopicSettings) -> None:
     """Drop carried-over fits older than the newest ``KEEP_CARRIED`` (the previous one stays for readers
     still on the previous generation): a service that carries topics over after every commit would
     otherwise keep one saved model per commit."""
-    for _, folder in _saved(index, settings)[KEEP_CARRIED:]:
+    for _, folder in _saved(snapshot, settings)[KEEP_CARRIED:]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _assemble(index, embeddings, labels, attached, resolved, coordinates, requested) -> TopicModel:
-    ids = tuple(index.documents.ids)
-    texts = [d.embed_text for d in index.documents]
+def _assemble(snapshot: Snapshot, embeddings, labels, attached, resolved, coordinates, requested) -> TopicModel:
+    ids = tuple(snapshot.documents.ids)
+    texts = [d.embed_text for d in snapshot.documents]
     per_level = [labels]
     for parent in cl.merge_levels(cl.centroids(embeddings, labels)):
         previous = per_level[-1]
@@ -198,7 +143,7 @@ def _assemble(index, embeddings, labels, attached, resolved, coordinates, reques
         levels.append(tuple(topics))
         centres.append(centre)
     meta = {**asdict(resolved), "requested": asdict(requested), "fitted_documents": len(ids),
-            "corpus_version": index.manifest["corpus_version"]}
+            "corpus_version": snapshot.generation.corpus_version}
     return TopicModel(tuple(levels), tuple(tuple(int(x) for x in a) for a in per_level), ids, attached,
                       meta, coordinates, tuple(centres))
 
@@ -210,15 +155,13 @@ def _by_size(labels: np.ndarray) -> np.ndarray:
     return np.array([mapping.get(x, -1) for x in labels.tolist()], dtype=np.int64)
 
 
-def _key(index, resolved: cl.TopicSettings) -> str:
-    payload = json.dumps([asdict(resolved), index.manifest["corpus_version"], len(index), FORMAT], sort_keys=True)
+def _key(snapshot: Snapshot, resolved: cl.TopicSettings) -> str:
+    payload = json.dumps([asdict(resolved), snapshot.generation.corpus_version, len(snapshot), FORMAT], sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
 def save(model: TopicModel, folder: Path) -> None:
     """Write atomically (``store.staged_folder``): a concurrent fit of the same key keeps the first result."""
-    from ..store import staged_folder
-
     with staged_folder(folder) as tmp:
         payload = {"format": FORMAT, "settings": model.settings, "ids": list(model.ids), "attached": list(model.attached),
                    "assignments": [list(a) for a in model.assignments],
@@ -250,10 +193,10 @@ def load(folder: Path) -> TopicModel:
     return model
 
 
-def cached(index) -> TopicModel | None:
-    """The most recently fitted topic model of this index version, if any (no fitting); damaged
+def cached(snapshot: Snapshot) -> TopicModel | None:
+    """The most recently fitted topic model of this corpus version, if any (no fitting); damaged
     results count as none, so they never break a search."""
-    root = index.path / FOLDER
+    root = snapshot.path / FOLDER
     if not root.is_dir():
         return None
     fitted = sorted((p for p in root.iterdir() if (p / "model.json").exists()), key=lambda p: p.stat().st_mtime)
@@ -262,6 +205,20 @@ def cached(index) -> TopicModel | None:
             model = load(folder)
         except CorruptIndexError:
             continue
-        if model.settings.get("corpus_version") == index.manifest["corpus_version"]:
+        if model.settings.get("corpus_version") == snapshot.generation.corpus_version:
             return model
     return None
+
+
+def problems(root: Path) -> list[str]:
+    """What is wrong with the saved topic results of the index at ``root``, one line each."""
+    folder = root / FOLDER
+    found = []
+    for item in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if item.name.startswith("."):
+            continue
+        try:
+            load(item)
+        except EmbedsearchError as exc:
+            found.append(f"{exc} (search is unaffected)")
+    return found

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ivf import ShardMap, local_map
+from ..engine.jobs import JobRunner, local_map
 from .cluster import TopicSettings, enable_numba_cache
 from .consensus import fit_labels
 
@@ -82,7 +82,7 @@ def assign(fitted: SampleFit, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def fit_and_assign(embeddings: np.ndarray, settings: TopicSettings,
-                   map_jobs: ShardMap = local_map) -> tuple[np.ndarray, np.ndarray]:
+                   map_jobs: JobRunner = local_map) -> tuple[np.ndarray, np.ndarray]:
     """Labels and 2-D coordinates for every row: ``settings.sample`` rows from the fit, the rest from
     ``assign`` jobs."""
     n = len(embeddings)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
 FORMATS = {".txt": "seed", ".text": "seed", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",

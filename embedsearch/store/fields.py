@@ -12,7 +12,6 @@ import numpy as np
 
 from .filters import FILE, column_kind, finite_number, read_or_corrupt
 
-
 MAX_VALUES = 50
 
 

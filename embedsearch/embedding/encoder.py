@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 HASHING = "hashing-"
 _WORD = re.compile(r"\w+")

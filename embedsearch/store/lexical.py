@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Document
-from .errors import CorruptIndexError, InputError, MissingDependencyError
+from ..corpus import Document
+from ..errors import CorruptIndexError, InputError, MissingDependencyError
 
 FOLDER = "lexical"
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -67,7 +67,7 @@ class Tokenizer:
         return self._stemmer.stemWords(words) if self._stemmer else words
 
     @classmethod
-    def of(cls, settings: LexicalSettings) -> "Tokenizer":
+    def of(cls, settings: LexicalSettings) -> Tokenizer:
         return cls(_english_stopwords() if settings.stopwords else [], settings.stemmer)
 
 
@@ -108,7 +108,7 @@ def build(documents: Sequence[Document], folder: Path, settings: LexicalSettings
            np.frombuffer(tfs, np.float32), lengths, settings)
 
 
-def merge(parts: Sequence[tuple["Postings", np.ndarray]], folder: Path, settings: LexicalSettings) -> None:
+def merge(parts: Sequence[tuple[Postings, np.ndarray]], folder: Path, settings: LexicalSettings) -> None:
     """Write the postings of the live rows of several segments, renumbered in order, without re-tokenising;
     ``parts`` pairs each segment's postings with its live mask."""
     vocab: dict[str, int] = {}

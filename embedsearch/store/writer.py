@@ -4,55 +4,36 @@ merges follow the tiered policy. Nothing already committed is ever rewritten in 
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import lexical as lex
-from . import store
-from .corpus import Document
-from .errors import InputError
-from .store import generation as gen
-from .store import segment as seg
-from .store.compact import MergePolicy, merge, plan
-from .store.lock import writer
-from .store.snapshot import Snapshot
-from .values import kind_problem
+from .. import store
+from ..corpus import Document, UniqueIds
+from ..corpus.values import kind_problem
+from ..embedding.embed import Embedder, check_fingerprint
+from ..engine.jobs import JobRunner
+from ..errors import CorruptIndexError, EmbedsearchError, IdConflictError, InputError, UnknownIdError
+from . import generation as gen
+from . import segment as seg
+from . import vectors as vec
+from .check import problems
+from .compact import merge, plan
+from .generation import SegmentEntry
+from .lock import writer
+from .manifest import Manifest
+from .manifest import write as write_manifest
+from .settings import MergePolicy, StoreSettings  # noqa: F401  (where callers have always found them)
+from .snapshot import Snapshot
 
-
-@dataclass(frozen=True)
-class StoreSettings:
-    """How an index is kept on disk: the merge policy, how long superseded generations stay for readers
-    (``grace_seconds``), and the largest segment a build writes at once (bounds its memory)."""
-
-    merge: MergePolicy = MergePolicy()
-    grace_seconds: float = gen.GRACE_SECONDS
-    segment_rows: int = 250_000
-
-    def __post_init__(self) -> None:
-        if self.grace_seconds < 0 or self.segment_rows < 1:
-            raise InputError("grace_seconds must be >= 0 and segment_rows >= 1")
-
-    @classmethod
-    def from_manifest(cls, entry: dict[str, Any] | None) -> "StoreSettings":
-        entry = dict(entry or {})
-        return cls(MergePolicy(**entry.pop("merge", {})), **entry)
-
-
-def check_unique(documents: Sequence[Document]) -> None:
-    if not documents:
-        raise InputError("no documents to index")
-    seen: set[str] = set()
-    for doc in documents:
-        if doc.id in seen:
-            raise InputError(f"duplicate document id {doc.id!r}; ids must be unique")
-        seen.add(doc.id)
+log = logging.getLogger(__name__)
 
 
 def embed_documents(embedder, documents: Sequence[Document], progress: bool, label: str, ray=None) -> np.ndarray:
@@ -61,7 +42,7 @@ def embed_documents(embedder, documents: Sequence[Document], progress: bool, lab
     texts = [d.embed_text for d in documents]
     options = {}
     if ray is not None:
-        from .distributed import ray_encoder
+        from ..engine.distributed import ray_encoder
 
         options = {"encode": ray_encoder(embedder.settings, ray), "chunk": ray.chunk}
     if not progress:
@@ -81,30 +62,26 @@ def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool,
     the fast query encoder (ONNX, no torch import: a submission is checked in well under two seconds; its
     parity with the model is tested), more through the model and its embedding cache. ``encoder``, when it
     is this index's model (a service's shared one), takes every batch."""
-    from .embed import EmbedSettings, Embedder, check_fingerprint
-
-    if encoder is not None and encoder.fingerprint == snapshot.manifest["model"]["fingerprint"]:
+    model = snapshot.manifest.model
+    if encoder is not None and encoder.fingerprint == model.fingerprint:
         return encoder.encode([d.embed_text for d in documents])
     if len(documents) <= FAST_ADD:
         return snapshot.encoder.encode([d.embed_text for d in documents])
-    embedder = Embedder(EmbedSettings(**snapshot.manifest["model"]["settings"]))
-    check_fingerprint(snapshot.manifest["model"], embedder.fingerprint, embedder.settings.model, snapshot.root)
+    embedder = Embedder(model.settings)
+    check_fingerprint(model.to_json(), embedder.fingerprint, embedder.settings.model, snapshot.root)
     return embed_documents(embedder, documents, progress, "embedding new")
 
 
 def unique(batches: Iterable[Batch]) -> Iterator[Batch]:
     """Pass batches through, failing on an empty corpus, a vector count that does not match, or an id seen before."""
-    seen: set[str] = set()
+    ids = UniqueIds()
     for documents, matrix in batches:
         if len(matrix) != len(documents):
             raise InputError(f"{len(matrix)} vectors for {len(documents)} documents")
         for doc in documents:
-            if doc.id in seen:
-                raise InputError(f"duplicate document id {doc.id!r}; ids must be unique")
-            seen.add(doc.id)
+            ids.add(doc.id)
         yield documents, matrix
-    if not seen:
-        raise InputError("no documents to index")
+    ids.finish()
 
 
 def chunks(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:
@@ -116,32 +93,32 @@ def chunks(documents: Iterable[Document], size: int) -> Iterator[list[Document]]
         yield part
 
 
-def create(path: Path, manifest: dict[str, Any], total: int, batches: Iterable[Batch], vectors,
-           map_shards) -> None:
-    """Write a new index folder from ``(documents, vectors)`` batches, one segment each, and publish it
-    whole in place of ``path`` (an index there is replaced only after the new one is complete). The vector
-    index kind follows the whole corpus's size (``vectors``, a ``VectorSettings``); IVF segments share one
-    quantizer trained on the first batch, filled through ``map_shards``."""
-    from . import ivf
-    from . import vectors as vec
+@contextmanager
+def new_index(path: Path, manifest: Manifest) -> Iterator[Path]:
+    """A folder for a new index, published whole in place of ``path`` when the block (which writes its
+    segments and first generation) succeeds; an index there is replaced only then. Both build paths use it."""
+    with store.atomic_folder(path) as tmp:
+        write_manifest(tmp, manifest)
+        (tmp / store.LOCK).touch()
+        yield tmp
 
-    kind = vectors.choose(total)
-    settings = vec.VectorSettings(**{**asdict(vectors), "index_type": kind})
-    manifest = {**manifest, "index": {"type": kind, "ondisk": kind == "ivfpq", "settings": asdict(vectors)}}
-    lexical = lex.LexicalSettings(**manifest["lexical"])
+
+def create(path: Path, manifest: Manifest, total: int, batches: Iterable[Batch], map_shards: JobRunner) -> None:
+    """Write a new index from ``(documents, vectors)`` batches, one segment each. The vector index kind
+    follows the whole corpus's size; IVF segments share one quantizer trained on the first batch, filled
+    through ``map_shards``."""
+    kind = manifest.vectors.choose(total)
+    backend = vec.backend(kind)
+    settings = replace(manifest.vectors, index_type=kind)
     trained: list[Any] = []
 
     def write_vectors(matrix: np.ndarray) -> Callable[[Path], str]:
-        if kind != "ivfpq":
-            return lambda file: vec.save(file, matrix, settings)
-        trained[:] = trained or [ivf.train(matrix, settings)]
+        trained[:] = trained or [backend.train(matrix, settings)]
         return lambda file: vec.save(file, matrix, settings, trained=trained[0], map_shards=map_shards)
 
-    with store.atomic_folder(path) as tmp:
-        (tmp / store.MANIFEST).write_text(store.json_text(manifest))
-        (tmp / store.LOCK).touch()
-        entries = [seg.write(tmp, docs, matrix, write_vectors(matrix), lexical) for docs, matrix in batches]
-        gen.publish(tmp, {"segments": entries, "corpus_version": 1})
+    with new_index(path, manifest) as tmp:
+        entries = [seg.write(tmp, docs, matrix, write_vectors(matrix), manifest.lexical) for docs, matrix in batches]
+        gen.publish(tmp, entries, 1)
 
 
 @contextmanager
@@ -153,7 +130,7 @@ def write_errors_name(root: Path) -> Iterator[None]:
         raise InputError(f"cannot write index {root}: {exc.strerror or exc}; nothing was changed") from exc
 
 
-def append(root: Path, manifest: dict[str, Any], documents: Sequence[Document], matrix: np.ndarray,
+def append(root: Path, manifest: Manifest, documents: Sequence[Document], matrix: np.ndarray,
            wait: bool | float = True) -> int:
     """Write ``documents`` as a new segment, then commit it under the writer lock unless an id is already
     live in the newest generation (then nothing is committed). Returns the generation committed."""
@@ -161,28 +138,27 @@ def append(root: Path, manifest: dict[str, Any], documents: Sequence[Document], 
         return _append(root, manifest, documents, matrix, wait)
 
 
-def _append(root: Path, manifest: dict[str, Any], documents: Sequence[Document], matrix: np.ndarray,
+def _append(root: Path, manifest: Manifest, documents: Sequence[Document], matrix: np.ndarray,
             wait: bool | float) -> int:
     before = Snapshot(root, manifest, gen.newest(root))
     refuse_damaged(before)
-    entry = seg.write(root, documents, matrix, seg.vector_writer(manifest, before.segments, matrix),
-                      lex.LexicalSettings(**manifest["lexical"]))
+    entry = seg.write(root, documents, matrix, seg.vector_writer(manifest.vectors, before.segments, matrix),
+                      manifest.lexical)
     try:
         with writer(root, "add", wait):
             current = Snapshot(root, manifest, gen.newest(root))
             refuse_damaged(current)
             refuse_present(current, [d.id for d in documents])
-            number = gen.publish(root, {"segments": [*current.generation["segments"], entry],
-                                        "corpus_version": current.generation["corpus_version"] + 1})
+            number = gen.publish(root, [*current.generation.segments, entry], current.generation.corpus_version + 1)
             _maintain(root, manifest)
     except BaseException:
-        if not _named(root, entry["name"]):
-            shutil.rmtree(root / store.SEGMENTS / entry["name"], ignore_errors=True)
+        if not _named(root, entry.name):
+            shutil.rmtree(root / store.SEGMENTS / entry.name, ignore_errors=True)
         raise
     return number
 
 
-def delete(root: Path, manifest: dict[str, Any], ids: Sequence[str], wait: bool | float = True) -> int:
+def delete(root: Path, manifest: Manifest, ids: Sequence[str], wait: bool | float = True) -> int:
     """Mark ``ids`` deleted in the newest generation (every id must be live) and commit."""
     with write_errors_name(root), writer(root, "remove", wait):
         current = Snapshot(root, manifest, gen.newest(root))
@@ -190,29 +166,28 @@ def delete(root: Path, manifest: dict[str, Any], ids: Sequence[str], wait: bool 
         found = locate_ids(current, ids)
         missing = [i for i, where in zip(ids, found) if where is None]
         if missing:
-            raise InputError(f"no document with id {missing[0]!r} in {root}; nothing was removed")
+            raise UnknownIdError(f"no document with id {missing[0]!r} in {root}; nothing was removed")
         if len(ids) >= len(current):
             raise InputError(f"removing {len(ids)} ids would leave {root} empty; delete the folder instead")
         number = gen.numbers(root)[-1] + 1
-        entries = [dict(e) for e in current.generation["segments"]]
+        entries = list(current.generation.segments)
         for position in sorted({s for s, _ in found}):
             rows = [r for s, r in found if s == position]
             live = current.live[position]
             old = np.flatnonzero(~live) if live is not None else np.zeros(0, np.int64)
-            entries[position].update(gen.write_deletes(root, entries[position]["name"],
-                                                       np.concatenate([old, rows]), number))
-        committed = gen.publish(root, {"segments": entries, "corpus_version": current.generation["corpus_version"] + 1})
+            entries[position] = gen.write_deletes(root, entries[position], np.concatenate([old, rows]), number)
+        committed = gen.publish(root, entries, current.generation.corpus_version + 1)
         _maintain(root, manifest)
     return committed
 
 
-def compact(root: Path, manifest: dict[str, Any], wait: bool | float = True) -> int:
+def compact(root: Path, manifest: Manifest, wait: bool | float = True) -> int:
     """Merge every segment into one without deleted rows, and commit; returns the generation."""
     with write_errors_name(root), writer(root, "compact", wait):
         current = Snapshot(root, manifest, gen.newest(root))
         refuse_damaged(current)
         number = _merge_runs(root, current, [list(range(len(current.segments)))])
-        gen.collect(root, StoreSettings.from_manifest(manifest.get("store")).grace_seconds)
+        gen.collect(root, manifest.store.grace_seconds)
     return number
 
 
@@ -228,9 +203,6 @@ def locate_ids(snapshot: Snapshot, ids: Sequence[str]) -> list[tuple[int, int] |
 
 def refuse_damaged(snapshot: Snapshot) -> None:
     """Writers build on the newest generation only if its files are whole (sizes against the records)."""
-    from .errors import CorruptIndexError
-    from .store.check import problems
-
     found = problems(snapshot.root, snapshot.manifest, snapshot.number)
     if found:
         raise CorruptIndexError(f"{found[0]}; nothing was written (run `embedsearch check --index {snapshot.root}`)")
@@ -239,7 +211,7 @@ def refuse_damaged(snapshot: Snapshot) -> None:
 def refuse_present(snapshot: Snapshot, ids: Sequence[str]) -> None:
     clash = next((i for i, where in zip(ids, locate_ids(snapshot, ids)) if where is not None), None)
     if clash is not None:
-        raise InputError(f"id {clash!r} is already in {snapshot.root}; remove it first or give it another id")
+        raise IdConflictError(f"id {clash!r} is already in {snapshot.root}; remove it first or give it another id")
 
 
 def refuse_contradicting(numeric: frozenset[str], documents: Sequence[Document]) -> None:
@@ -250,12 +222,10 @@ def refuse_contradicting(numeric: frozenset[str], documents: Sequence[Document])
             raise InputError(f"document {doc.id!r}: {wrong}; nothing was added")
 
 
-def _maintain(root: Path, manifest: dict[str, Any]) -> None:
+def _maintain(root: Path, manifest: Manifest) -> None:
     """After a commit: the merges the tiered policy asks for, then removal of what no reader needs. The
     commit stands whatever happens here; a failure is a warning (``compact`` retries the merge)."""
-    from .errors import EmbedsearchError
-
-    settings = StoreSettings.from_manifest(manifest.get("store"))
+    settings = manifest.store
     try:
         current = Snapshot(root, manifest, gen.newest(root))
         groups = plan(current, settings.merge)
@@ -265,29 +235,28 @@ def _maintain(root: Path, manifest: dict[str, Any]) -> None:
     except Exception as exc:  # noqa: BLE001  (the commit is saved: nothing after it may turn it into a failure)
         reason = str(exc).splitlines()[0] if isinstance(exc, (OSError, EmbedsearchError)) else \
             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        print(f"warning: committed, but the automatic merge of {root} was deferred ({reason}); the next commit "
-              "tries again, and `embedsearch compact` runs it now", file=sys.stderr)
+        log.warning(f"warning: committed, but the automatic merge of {root} was deferred ({reason}); the next "
+                    "commit tries again, and `embedsearch compact` runs it now")
 
 
 def _merge_runs(root: Path, current: Snapshot, groups: list[list[int]]) -> int:
-    entries: list[dict[str, Any] | None] = list(current.generation["segments"])
+    entries: list[SegmentEntry | None] = list(current.generation.segments)
     for positions in groups:
         merged = merge(current, positions)
         for p in positions:
             entries[p] = None
         entries[positions[0]] = merged
-    return gen.publish(root, {"segments": [e for e in entries if e is not None],
-                              "corpus_version": current.generation["corpus_version"]})
+    return gen.publish(root, [e for e in entries if e is not None], current.generation.corpus_version)
 
 
 def _named(root: Path, name: str) -> bool:
     found = gen.numbers(root)
-    return bool(found) and any(e["name"] == name for e in gen.read(root, found[-1])["segments"])
+    return bool(found) and any(e.name == name for e in gen.read(root, found[-1]).segments)
 
 
 def export_query_encoder(embedder) -> None:
     """Export the model for the fast query path (cached per model fingerprint)."""
-    from .query_encoder import export_dir, export_onnx
+    from ..embedding.query_encoder import export_dir, export_onnx
 
     if embedder.hashing is None and not (export_dir(embedder.fingerprint) / "config.json").exists():
         export_onnx(embedder.model, embedder.fingerprint)

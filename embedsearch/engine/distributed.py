@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .embed import EmbedSettings
-from .errors import EmbedsearchError, InputError, require
+from ..embedding.embed import EmbedSettings
+from ..errors import EmbedsearchError, InputError, require
+from .jobs import local_map
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,8 @@ class EncodeActor:
     """One model per actor; each call embeds a batch of window strings with the local batch function."""
 
     def __init__(self, settings: dict, threads: int):
-        from .embed import Embedder
-
-        from .encoder import is_hashing
+        from ..embedding.embed import Embedder
+        from ..embedding.encoder import is_hashing
 
         self.settings = EmbedSettings(**settings)
         if not is_hashing(self.settings.model):
@@ -86,7 +86,7 @@ class EncodeActor:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """The ``Encoder`` protocol: window strings to vectors with the same batch function as the local path."""
-        from .embed import encode_pieces
+        from ..embedding.embed import encode_pieces
 
         if self.embedder.hashing is not None:
             return self.embedder.hashing.encode(texts)
@@ -128,8 +128,6 @@ def job_map(settings: RaySettings | None):
     """Where parallel jobs (IVF shards, topic assignment, duplicate candidates) run: in this process
     (``settings`` None), or as Ray tasks. Ray is imported only in the second case."""
     if settings is None:
-        from .ivf import local_map
-
         return local_map
     return RayMap(settings)
 
@@ -147,6 +145,8 @@ class RayMap:
     job order with at most two tasks per cluster CPU in flight (so the object store holds a bounded
     number of shards). Ray retries a task whose worker dies; a job that still fails raises here,
     before anything is written. ``nodes`` counts the jobs each node ran."""
+
+    shares_memory = False
 
     def __init__(self, settings: RaySettings = RaySettings()):
         self.settings = settings

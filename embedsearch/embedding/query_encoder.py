@@ -12,12 +12,14 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import ModelMismatchError
+from ..files import staged_folder
 from .cache import default_cache_dir
-from .errors import ModelMismatchError
+from .encoder import Encoder, HashingEncoder, is_hashing
 from .windows import pool_windows, split_texts
 
 if TYPE_CHECKING:
@@ -28,15 +30,11 @@ THREADS_ENV = "EMBEDSEARCH_ONNX_THREADS"  # set by `serve --workers N` so N work
 _POOLING = ("mean", "cls")
 
 
-class QueryEncoder(Protocol):
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
 def export_dir(fingerprint: str) -> Path:
     return default_cache_dir() / "onnx" / f"{fingerprint}-v{EXPORT_FORMAT}"
 
 
-def _pooling_mode(model: "SentenceTransformer") -> str | None:
+def _pooling_mode(model: SentenceTransformer) -> str | None:
     kinds = [type(m).__name__ for m in model]
     if kinds[:2] != ["Transformer", "Pooling"] or any(k != "Normalize" for k in kinds[2:]):
         return None
@@ -44,7 +42,7 @@ def _pooling_mode(model: "SentenceTransformer") -> str | None:
     return mode if mode in _POOLING else None
 
 
-def export_onnx(model: "SentenceTransformer", fingerprint: str) -> Path | None:
+def export_onnx(model: SentenceTransformer, fingerprint: str) -> Path | None:
     """Export ``model`` for the fast path; ``None`` when its modules are not a plain encoder + pooling."""
     target = export_dir(fingerprint)
     if (target / "config.json").exists():
@@ -67,8 +65,6 @@ def export_onnx(model: "SentenceTransformer", fingerprint: str) -> Path | None:
     sample = model.tokenizer(["a short query", "a somewhat longer example query text"], padding=True,
                              return_tensors="pt")
     import warnings
-
-    from .store import staged_folder
 
     with staged_folder(target) as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -149,10 +145,8 @@ def _length_batches(lengths: list[int], size: int, spread: int = 4) -> list[list
 class TorchQueryEncoder:
     """Fallback for models the ONNX path does not cover: the bulk embedder itself."""
 
-    def __init__(self, model: "SentenceTransformer", max_windows: int, tail_weight: float):
-        from .embed import EmbedSettings
-
-        from .embed import model_info
+    def __init__(self, model: SentenceTransformer, max_windows: int, tail_weight: float):
+        from .embed import EmbedSettings, model_info
 
         self.model = model
         self.settings = EmbedSettings(max_windows=max_windows, tail_weight=tail_weight)
@@ -166,10 +160,8 @@ class TorchQueryEncoder:
 
 
 @lru_cache(maxsize=4)
-def query_encoder(model_name: str, fingerprint: str, max_windows: int, tail_weight: float) -> QueryEncoder:
+def query_encoder(model_name: str, fingerprint: str, max_windows: int, tail_weight: float) -> Encoder:
     """The fastest encoder that reproduces the index's vectors: the cached ONNX export, else torch."""
-    from .encoder import HashingEncoder, is_hashing
-
     if is_hashing(model_name):
         return HashingEncoder(model_name)
     folder = export_dir(fingerprint)

@@ -14,13 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from . import vectors as vec
-from .corpus import Document
-from .errors import InputError
+from ..corpus import Document
+from ..errors import InputError
+from ..store.filters import Filter
+from ..store.snapshot import Snapshot
 
 MAX_QUERY_CHARS = 20_000
-RERANK_FACTOR = 4
-RERANK_MIN = 100
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("max", "minmax", "rrf")
 
@@ -87,6 +86,11 @@ class Ranked:
     bm25: float | None = None
 
 
+def check_k(k: int) -> None:
+    if not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be a positive whole number, got {k!r}")
+
+
 def check_query(query: str) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InputError("empty query; type some words to search for")
@@ -96,25 +100,6 @@ def check_query(query: str) -> str:
         raise InputError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
                          "(pass an abstract, not a whole paper)")
     return query.strip()
-
-
-def dense_rows(index, embeddings: np.ndarray, queries: np.ndarray, k: int,
-               exclude: Sequence[int | None] | None = None,
-               allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
-    """Top-``k`` ``(row, cosine)`` per query; candidates are re-scored exactly from ``embeddings``."""
-    extra = 1 if exclude is not None else 0
-    fetch = k + extra if vec.is_exact(index) else max((k + extra) * RERANK_FACTOR, RERANK_MIN)
-    _, rows = vec.search(index, queries, fetch, allowed)
-    results = []
-    for q, found in enumerate(rows):
-        found = found[found >= 0]
-        if exclude is not None and exclude[q] is not None:
-            found = found[found != exclude[q]]
-        ordered = np.sort(found)
-        scores = np.asarray(embeddings[ordered], dtype=np.float32) @ queries[q]
-        order = np.argsort(-scores, kind="stable")[:k]
-        results.append([(int(ordered[i]), float(scores[i])) for i in order])
-    return results
 
 
 def top_lexical(scores: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
@@ -170,25 +155,44 @@ def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], cosin
     return [Ranked(int(rows[i]), float(fused[i]), float(cos[i]), float(bm[i])) for i in order]
 
 
+def search_many(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSettings,
+                filters: Sequence[str | Filter] = ()) -> list[list[Hit]]:
+    """``Index.search_many``: each query checked, ranked among the rows passing every metadata filter."""
+    check_k(k)
+    queries = [check_query(q) for q in queries]
+    allowed = snapshot.allowed_rows([f if isinstance(f, Filter) else Filter.parse(f) for f in filters])
+    return [hits(snapshot, ranked) for ranked in rank(snapshot, queries, k, settings, allowed)]
+
+
+def nearest(snapshot: Snapshot, query: np.ndarray, k: int, exclude: int | None = None) -> list[Hit]:
+    """The ``k`` rows nearest one query vector (``exclude``: a row left out, the paper asked about)."""
+    ranked = snapshot.dense(query, k, exclude=None if exclude is None else [exclude])[0]
+    return hits(snapshot, [Ranked(r, s, s, None) for r, s in ranked])
+
+
+def hits(snapshot: Snapshot, ranked: Sequence[Ranked]) -> list[Hit]:
+    return to_hits(ranked, snapshot.documents.get([r.row for r in ranked]))
+
+
 def to_hits(ranked: Sequence[Ranked], documents: list[Document]) -> list[Hit]:
     return [Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25)
             for rank, (r, doc) in enumerate(zip(ranked, documents), start=1)]
 
 
-def rank(index, queries: Sequence[str], k: int, settings: SearchSettings,
+def rank(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSettings,
          allowed: np.ndarray | None = None) -> list[list[Ranked]]:
-    """Rank an index's rows for each query in the settings' mode (queries already checked)."""
+    """Rank a snapshot's rows for each query in the settings' mode (queries already checked)."""
     if settings.mode == "lexical":
-        return [[Ranked(r, s, None, s) for r, s in top_lexical(index.lexical.scores(q), k, allowed)] for q in queries]
-    vectors = index.encoder.encode(queries)
+        return [[Ranked(r, s, None, s) for r, s in top_lexical(snapshot.lexical.scores(q), k, allowed)] for q in queries]
+    vectors = snapshot.encoder.encode(queries)
     depth = k if settings.mode == "dense" else max(k, settings.candidates)
-    dense = index.dense(vectors, depth, allowed=allowed)
+    dense = snapshot.dense(vectors, depth, allowed=allowed)
     if settings.mode == "dense":
         return [[Ranked(r, s, s, None) for r, s in ranked] for ranked in dense]
     out = []
     for query, vector, ranked in zip(queries, vectors, dense):
-        bm25 = index.lexical.scores(query)
+        bm25 = snapshot.lexical.scores(query)
         out.append(fuse(ranked, top_lexical(bm25, depth, allowed),
-                        lambda rows: np.asarray(index.embeddings[rows], dtype=np.float32) @ vector,
+                        lambda rows: np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector,
                         lambda rows: bm25[rows], k, settings))
     return out

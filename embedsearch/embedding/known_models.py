@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..files import write_json
 from .cache import default_cache_dir
 
 FOLDER = "models"
@@ -47,8 +48,6 @@ def remember(path: str, info: dict[str, Any], special_tokens: int) -> None:
     key = folder_key(path)
     if key is None:
         return
-    from .store import write_json
-
     try:
         _record(key).parent.mkdir(parents=True, exist_ok=True)
         write_json(_record(key), {**{k: info[k] for k in _INFO}, "special_tokens": int(special_tokens)})

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 from .readers import ROWS, Problem, detect_format
 from .values import check_unicode, clean_scalar, kind_of, kind_problem
 
@@ -49,7 +49,7 @@ class Document:
         return {"id": self.id, "title": self.title, "text": self.text, "metadata": self.metadata}
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> "Document":
+    def from_record(cls, record: dict[str, Any]) -> Document:
         return cls(record["id"], record["text"], record.get("title"), record.get("metadata") or {})
 
 
@@ -60,6 +60,39 @@ class FieldMap:
     id_field: str | None = None
     title_field: str | None = None
     text_field: str | None = None
+
+
+class UniqueIds:
+    """The one check that ids are unique across a corpus however it arrives (a list, batches, files read by
+    workers), and that there is a corpus at all."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def clash(self, doc_id: str, where: str = "") -> str | None:
+        """Where ``doc_id`` was first seen if it was (this one is then not recorded), else None."""
+        if doc_id in self.seen:
+            return self.seen[doc_id]
+        self.seen[doc_id] = where
+        return None
+
+    def add(self, doc_id: str, where: str = "") -> None:
+        first = self.clash(doc_id, where)
+        if first is not None:
+            place = f"{where}: " if where else ""
+            seen = f" (also in {first})" if first else ""
+            raise InputError(f"{place}duplicate id {doc_id!r}{seen}; ids must be unique")
+
+    def finish(self, sources: str = "") -> None:
+        if not self.seen:
+            raise InputError(f"no valid documents in {sources}" if sources else "no documents to index")
+
+
+def check_unique(documents: Iterable[Document]) -> None:
+    ids = UniqueIds()
+    for doc in documents:
+        ids.add(doc.id)
+    ids.finish()
 
 
 @dataclass
@@ -81,7 +114,7 @@ def iter_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(), ski
     """Documents of every source, one at a time (a build streams them into segments), with the same checks
     as ``read_sources``; skipped records are appended to ``skipped``."""
     skipped = [] if skipped is None else skipped
-    seen: dict[str, str] = {}
+    ids = UniqueIds()
     paths = [Path(p) for p in paths]
     for path in paths:
         count = 0
@@ -90,17 +123,15 @@ def iter_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(), ski
             if wrong:
                 _fail(Problem(where, wrong), skipped, skip_invalid)
                 continue
-            if doc.id in seen:
-                _fail(Problem(where, f"duplicate id {doc.id!r} (first seen at {seen[doc.id]})"),
-                      skipped, skip_invalid)
+            first = ids.clash(doc.id, where)
+            if first is not None:
+                _fail(Problem(where, f"duplicate id {doc.id!r} (first seen at {first})"), skipped, skip_invalid)
                 continue
-            seen[doc.id] = where
             count += 1
             yield doc
         if count == 0 and not skip_invalid:
             raise InputError(f"{path}: no documents found; is it empty or in another format?")
-    if not seen:
-        raise InputError("no valid documents in " + ", ".join(str(p) for p in paths))
+    ids.finish(", ".join(str(p) for p in paths))
 
 
 def _fail(problem: Problem, skipped: list[Problem], skip_invalid: bool) -> None:

@@ -14,25 +14,19 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from ...engine.jobs import JobRunner, local_map
+from ...errors import CorruptIndexError, InputError
+from .flat import Flat, add, read_or_corrupt
 
 IVFDATA = "vectors.ivfdata"
-ShardMap = Callable[[Callable[..., Any], Sequence[tuple]], Iterable[Any]]
-
-
-def local_map(fn: Callable[..., Any], jobs: Sequence[tuple]) -> Iterator[Any]:
-    """Run jobs one after another in this process (FAISS itself uses every core), yielding each result
-    as it is done, so a caller can write it away before the next one is computed."""
-    return (fn(*job) for job in jobs)
-
-
 def _faiss():
     import faiss
 
@@ -106,7 +100,7 @@ def fill_shard(trained: np.ndarray, vectors: np.ndarray, start: int) -> np.ndarr
 
 
 def write_sharded(folder: Path, name: str, vectors: np.ndarray, settings, trained=None,
-                  map_shards: ShardMap = local_map) -> Any:
+                  map_shards: JobRunner = local_map) -> Any:
     """Train (unless ``trained`` is given), fill shards with ``map_shards``, merge them on disk into
     ``folder/vectors.ivfdata`` and write the index header to ``folder/name``. Returns the trained index."""
     trained = trained if trained is not None else train(vectors, settings)
@@ -175,3 +169,84 @@ def list_of(index, vectors: np.ndarray) -> np.ndarray:
     ivf = _faiss().extract_index_ivf(index)
     _, lists = ivf.quantizer.search(np.ascontiguousarray(vectors, dtype=np.float32), 1)
     return lists[:, 0]
+
+
+class IVFPQ(Flat):
+    """Inverted lists with compressed codes, kept on disk: memory for the quantizer only. Scores are
+    approximate, so more candidates are fetched for exact re-scoring; segments of one index share the
+    quantizer of its largest IVF segment, so no small segment is trained on too few vectors."""
+
+    kind = "ivfpq"
+    exact = False
+    ondisk = True
+    RERANK_FACTOR = 4
+    RERANK_MIN = 100
+
+    @classmethod
+    def owns(cls, index: Any) -> bool:
+        faiss = _faiss()
+        return isinstance(index, faiss.IndexIVF) or faiss.try_extract_index_ivf(index) is not None
+
+    @classmethod
+    def train(cls, vectors: np.ndarray, settings) -> Any:
+        return train(vectors, settings)
+
+    @classmethod
+    def prepare(cls, settings, existing: list[tuple[Path, int]]) -> tuple[Any, Any]:
+        if existing:
+            return settings, read_trained(max(existing, key=lambda e: e[1])[0])
+        if settings.index_type != "auto":
+            return replace(settings, index_type="auto"), None
+        return settings, None
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, settings, trained: Any = None) -> Any:
+        index = train(vectors, settings) if trained is None else trained
+        add(index, vectors)
+        return index
+
+    @classmethod
+    def save(cls, path: Path, vectors: np.ndarray, settings, trained: Any = None,
+             map_shards: JobRunner = local_map) -> None:
+        write_sharded(path.parent, path.name, vectors, settings, trained, map_shards)
+
+    @classmethod
+    def write(cls, index: Any, path: Path) -> None:
+        write_ondisk(index, path.parent, path.name)
+
+    @classmethod
+    def read(cls, path: Path) -> Any:
+        if not (path.parent / IVFDATA).exists():
+            raise CorruptIndexError(f"{path.parent / IVFDATA} is missing; rebuild with `embedsearch build`")
+        faiss = _faiss()
+        with quiet_stdout():
+            return read_or_corrupt(path, faiss.IO_FLAG_ONDISK_SAME_DIR | faiss.IO_FLAG_READ_ONLY)
+
+    @classmethod
+    def parameters(cls, index: Any, selector: Any, k: int) -> Any:
+        faiss = _faiss()
+        return faiss.SearchParametersIVF(sel=selector, nprobe=faiss.extract_index_ivf(index).nprobe)
+
+    @classmethod
+    def fetch(cls, k: int) -> int:
+        return max(k * cls.RERANK_FACTOR, cls.RERANK_MIN)
+
+    @classmethod
+    def partitions(cls, index: Any, n: int, rows_per_job: int) -> list[np.ndarray]:
+        """Whole inverted lists packed to about ``rows_per_job`` rows (a duplicate-search job then probes
+        neighbouring lists, so a pair split across two lists is still found)."""
+        faiss = _faiss()
+        lists = faiss.extract_index_ivf(index).invlists
+        parts, current, size = [], [], 0
+        for number in range(lists.nlist):
+            count = lists.list_size(number)
+            if count == 0:
+                continue
+            current.append(faiss.rev_swig_ptr(lists.get_ids(number), count).copy())
+            size += count
+            if size >= rows_per_job:
+                parts.append(np.sort(np.concatenate(current)))
+                current, size = [], 0
+        if current:
+            parts.append(np.sort(np.concatenate(current)))
+        return parts

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import EmbedsearchError, MissingDependencyError, ModelMismatchError
+from ..errors import EmbedsearchError, InputError, MissingDependencyError, ModelMismatchError
+from .cache import EmbeddingCache, default_cache_dir
+from .encoder import HashingEncoder, is_hashing
+from .known_models import recall, remember
 from .windows import pool_windows, split_texts
 
 if TYPE_CHECKING:
@@ -38,8 +41,6 @@ class EmbedSettings:
     device: str | None = None  # None: the library picks (a GPU when there is one)
 
     def __post_init__(self) -> None:
-        from .errors import InputError
-
         if not isinstance(self.model, str) or not self.model.strip():
             raise InputError(f"model must name a sentence-transformers model or folder, got {self.model!r}")
         if self.batch_size < 1:
@@ -64,17 +65,15 @@ def resolve_model(name: str) -> str:
     return name
 
 
-def load_model(name: str, device: str | None = None) -> "SentenceTransformer":
+def load_model(name: str, device: str | None = None) -> SentenceTransformer:
     """Load a sentence-transformers model once per process (``load_model(m)`` and ``load_model(m, None)``
     are the same load: one copy of the weights in memory)."""
     return _load_model(name, device)
 
 
 @lru_cache(maxsize=4)
-def _load_model(name: str, device: str | None) -> "SentenceTransformer":
+def _load_model(name: str, device: str | None) -> SentenceTransformer:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from .encoder import is_hashing
-
     if is_hashing(name):
         raise EmbedsearchError(f"{name!r} is the hashing test encoder, not a sentence-transformers model")
     path = resolve_model(name)
@@ -130,7 +129,7 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
 
 
 @lru_cache(maxsize=4)
-def model_fingerprint(model: "SentenceTransformer") -> str:
+def model_fingerprint(model: SentenceTransformer) -> str:
     """A hash of the weights and architecture: two models with equal fingerprints embed alike."""
     digest = hashlib.sha256()
     digest.update(repr(model).encode())
@@ -149,17 +148,17 @@ def check_fingerprint(expected: dict, fingerprint: str, model: str, where: Path)
             f"not {model!r} ({fingerprint}); use that model or rebuild with `embedsearch build --model`")
 
 
-def _dimension(model: "SentenceTransformer") -> int:
+def _dimension(model: SentenceTransformer) -> int:
     getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     return getter()
 
 
-def model_info(model: "SentenceTransformer") -> dict:
+def model_info(model: SentenceTransformer) -> dict:
     return {"dimension": int(_dimension(model)),
             "max_seq_length": int(model.max_seq_length), "fingerprint": model_fingerprint(model)}
 
 
-def split(texts: Sequence[str], model: "SentenceTransformer",
+def split(texts: Sequence[str], model: SentenceTransformer,
           settings: EmbedSettings) -> tuple[list[str], list[int], list[float]]:
     """Window strings for ``texts`` with their owners and pooling weights (see ``windows.py``)."""
     tokenizer = model.tokenizer
@@ -169,12 +168,12 @@ def split(texts: Sequence[str], model: "SentenceTransformer",
     return split_texts(texts, encoded["offset_mapping"], max_tokens, settings.max_windows, settings.tail_weight)
 
 
-def encode_pieces(pieces: Sequence[str], model: "SentenceTransformer", settings: EmbedSettings) -> np.ndarray:
+def encode_pieces(pieces: Sequence[str], model: SentenceTransformer, settings: EmbedSettings) -> np.ndarray:
     return model.encode(list(pieces), batch_size=settings.batch_size, normalize_embeddings=True,
                         convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
 
 
-def embed_batch(texts: Sequence[str], model: "SentenceTransformer",
+def embed_batch(texts: Sequence[str], model: SentenceTransformer,
                 settings: EmbedSettings = EmbedSettings()) -> np.ndarray:
     """Embed texts to unit float32 vectors, pooling the windows of long texts. Pure: no cache, no I/O."""
     if not texts:
@@ -192,13 +191,9 @@ class Embedder:
     The model itself is loaded on the first window missing from the cache (``known_models``)."""
 
     def __init__(self, settings: EmbedSettings = EmbedSettings(), cache_dir: Path | None = None):
-        from .cache import EmbeddingCache, default_cache_dir
-        from .encoder import HashingEncoder, is_hashing
-        from .known_models import recall
-
         self.settings = settings
         self.hashing = HashingEncoder(settings.model) if is_hashing(settings.model) else None
-        self._model: "SentenceTransformer | None" = None
+        self._model: SentenceTransformer | None = None
         self.known = None if self.hashing else recall(resolve_model(settings.model))
         if self.hashing:
             self.info = self.hashing.info()
@@ -212,11 +207,9 @@ class Embedder:
         self.computed = 0
 
     @property
-    def model(self) -> "SentenceTransformer | None":
+    def model(self) -> SentenceTransformer | None:
         """The sentence-transformers model (``None`` for the hashing encoder), loaded on first use."""
         if self.hashing is None and self._model is None:
-            from .known_models import remember
-
             model = load_model(self.settings.model, self.settings.device)
             info = model_info(model)
             remember(resolve_model(self.settings.model), info, model.tokenizer.num_special_tokens_to_add())

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .corpus import Document
-from .errors import CorruptIndexError, InputError
+from ..corpus import Document
+from ..errors import CorruptIndexError, InputError
 
 FILE = "metadata.parquet"
 _EXPR = re.compile(r"^\s*([^<>=!\s]+)\s*(>=|<=|!=|==|=|>|<)\s*(.*?)\s*$")
@@ -33,7 +33,7 @@ class Filter:
     value: str
 
     @classmethod
-    def parse(cls, expression: str) -> "Filter":
+    def parse(cls, expression: str) -> Filter:
         match = _EXPR.match(expression)
         if not match or not match.group(3):
             raise InputError(f"filter {expression!r}: expected FIELD=VALUE or FIELD>=NUMBER (also !=, <=, <, >)")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Document
-from .errors import CorruptIndexError
+from ..corpus import Document
+from ..errors import CorruptIndexError
 
 DOCS = "documents.jsonl"
 OFFSETS = "documents.offsets.npy"
@@ -119,7 +119,3 @@ class DocumentStore:
                     break
                 at += 1
         return rows
-
-    @cached_property
-    def row_of(self) -> dict[str, int]:
-        return {doc_id: row for row, doc_id in enumerate(self.ids)}

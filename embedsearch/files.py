@@ -48,16 +48,31 @@ def file_records(folder: Path, skip: tuple[str, ...] = ()) -> dict[str, dict[str
             for item in sorted(folder.rglob("*")) if item.is_file() and item.name not in skip}
 
 
-def write_json(path: Path, payload: Any) -> None:
-    """Write JSON durably under ``path`` (temporary name, fsync, rename, fsync of the folder)."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=1, ensure_ascii=False)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+@contextmanager
+def durable_file(path: Path, binary: bool = False, newline: str | None = None, exclusive: bool = False) -> Iterator:
+    """The one way a file is written: an open temporary sibling of ``path``, fsynced and moved onto ``path``
+    only when the block succeeds (removed otherwise), then the folder fsynced. ``exclusive`` links instead
+    of renaming, so a file another process published first is never replaced (``FileExistsError``)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline=newline)) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.link(tmp, path) if exclusive else os.replace(tmp, path)
+        fsync_dir(path.parent)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def json_text(payload: Any) -> str:
+    return json.dumps(payload, indent=1, ensure_ascii=False) + "\n"
+
+
+def write_json(path: Path, payload: Any, exclusive: bool = False) -> None:
+    with durable_file(path, exclusive=exclusive) as fh:
+        fh.write(json_text(payload))
 
 
 @contextmanager

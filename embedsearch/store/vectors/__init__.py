@@ -1,0 +1,154 @@
+"""The vector index of a segment, one interface over three FAISS backends chosen by a factory from the
+settings: exact inner product (``flat``) for small corpora, HNSW above ``exact_below``, IVF-PQ above
+``compress_above``, where memory matters more than a little recall. Row ``i`` of an index is document ``i``;
+vectors are unit length, so inner product is cosine similarity."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from ...engine.jobs import JobRunner, local_map
+from ...errors import InputError
+from . import ivf
+from .flat import Flat
+from .hnsw import HNSW
+from .ivf import IVFPQ
+
+BACKENDS: dict[str, type[Flat]] = {b.kind: b for b in (Flat, HNSW, IVFPQ)}
+INDEX_TYPES = ("auto", *BACKENDS)
+IVF_CODECS = ("auto", "pq", "sq8")
+
+
+@dataclass(frozen=True)
+class VectorSettings:
+    """Which FAISS index to build and how to search it; defaults scale with corpus size.
+
+    At ``compress_above`` vectors and beyond, the index is IVF (see ``ivf``): trained on ``train_sample``
+    vectors, filled in shards of ``shard_size`` and kept on disk. ``ivf_codec`` ``auto`` stores SQ8
+    codes below ``sq_below`` vectors and PQ codes (``pq_bytes``, default dim/4) from there on.
+    """
+
+    index_type: str = "auto"
+    exact_below: int = 50_000
+    compress_above: int = 1_000_000
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 80
+    hnsw_ef_search: int = 128
+    ivf_lists: int | None = None
+    ivf_codec: str = "auto"
+    sq_below: int = 200_000
+    pq_bytes: int | None = None
+    nprobe: int = 32
+    train_sample: int = 100_000
+    shard_size: int = 250_000
+
+    def __post_init__(self) -> None:
+        if self.index_type not in INDEX_TYPES:
+            raise InputError(f"unknown index type {self.index_type!r}; choose one of {', '.join(INDEX_TYPES)}")
+        if self.ivf_codec not in IVF_CODECS:
+            raise InputError(f"unknown IVF codec {self.ivf_codec!r}; choose one of {', '.join(IVF_CODECS)}")
+        positive = ("exact_below", "compress_above", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search", "nprobe",
+                    "train_sample", "shard_size", "sq_below")
+        for name in positive + tuple(n for n in ("ivf_lists", "pq_bytes") if getattr(self, n) is not None):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.exact_below > self.compress_above:
+            raise InputError(f"exact_below ({self.exact_below:,}) must not exceed compress_above "
+                             f"({self.compress_above:,}): exact search below one, compression from the other")
+
+    def choose(self, n: int) -> str:
+        if self.index_type != "auto":
+            return self.index_type
+        if n < self.exact_below:
+            return "flat"
+        return "hnsw" if n < self.compress_above else "ivfpq"
+
+
+def backend(kind: str) -> type[Flat]:
+    return BACKENDS[kind]
+
+
+def kind_of(index) -> str:
+    return next(b.kind for b in (IVFPQ, HNSW, Flat) if b.owns(index))
+
+
+def is_exact(index) -> bool:
+    """True when scores from ``search`` are exact cosines (no compression)."""
+    return BACKENDS[kind_of(index)].exact
+
+
+def build(vectors: np.ndarray, settings: VectorSettings = VectorSettings()):
+    """An in-memory FAISS index over ``vectors`` (rows are unit float32 vectors)."""
+    return BACKENDS[settings.choose(len(vectors))].build(vectors, settings)
+
+
+def save(path: Path, vectors: np.ndarray, settings: VectorSettings, trained=None,
+         map_shards: JobRunner = local_map) -> str:
+    """Build the index ``settings`` choose for ``vectors`` and write it at ``path`` (an IVF index is filled
+    shard by shard with ``map_shards``, optionally reusing a ``trained`` quantizer). Returns the kind built."""
+    kind = settings.choose(len(vectors))
+    BACKENDS[kind].save(path, vectors, replace(settings, index_type=kind), trained, map_shards)
+    return kind
+
+
+def segment_writer(settings: VectorSettings, matrix: np.ndarray, existing: Sequence[tuple[str, Path, int]],
+                   map_shards: JobRunner = local_map):
+    """``write(file) -> kind`` for a new segment (an add or a merge) of an index whose segments are
+    ``existing`` ``(kind, folder, rows)``: the kind the settings choose for its size, prepared by its backend."""
+    kind = settings.choose(len(matrix))
+    settings, trained = BACKENDS[kind].prepare(settings, [(f, n) for k, f, n in existing if k == kind])
+    return lambda file: save(file, matrix, settings, trained, map_shards)
+
+
+def write(index, path: Path) -> None:
+    BACKENDS[kind_of(index)].write(index, path)
+
+
+def read(path: Path, kind: str | None = None):
+    """Open an index file; on-disk IVF lists are memory-mapped from the same folder, not loaded."""
+    if kind is None:
+        kind = "ivfpq" if (path.parent / ivf.IVFDATA).exists() else "flat"
+    return BACKENDS[kind].read(path)
+
+
+def search(index, queries: np.ndarray, k: int,
+           allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` rows and scores per query, optionally only among rows where ``allowed`` is true;
+    missing slots have row -1."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    if allowed is None:
+        return index.search(queries, max(1, min(k, index.ntotal)))
+    import faiss
+
+    ids = np.flatnonzero(allowed).astype(np.int64)
+    if len(ids) == 0:
+        return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
+    params = BACKENDS[kind_of(index)].parameters(index, faiss.IDSelectorBatch(ids), k)
+    return index.search(queries, max(1, min(k, len(ids))), params=params)
+
+
+def dense_rows(index, embeddings: np.ndarray, queries: np.ndarray, k: int,
+               exclude: Sequence[int | None] | None = None,
+               allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
+    """Top-``k`` ``(row, cosine)`` per query; candidates are re-scored exactly from ``embeddings``."""
+    extra = 1 if exclude is not None else 0
+    _, rows = search(index, queries, BACKENDS[kind_of(index)].fetch(k + extra), allowed)
+    results = []
+    for q, found in enumerate(rows):
+        found = found[found >= 0]
+        if exclude is not None and exclude[q] is not None:
+            found = found[found != exclude[q]]
+        ordered = np.sort(found)
+        scores = np.asarray(embeddings[ordered], dtype=np.float32) @ queries[q]
+        order = np.argsort(-scores, kind="stable")[:k]
+        results.append([(int(ordered[i]), float(scores[i])) for i in order])
+    return results
+
+
+def partitions(index, n: int, rows_per_job: int) -> list[np.ndarray]:
+    """Rows per parallel job over an index of ``n`` rows (whole inverted lists for IVF, else row ranges)."""
+    return BACKENDS[kind_of(index)].partitions(index, n, rows_per_job)
