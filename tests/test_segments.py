@@ -585,3 +585,21 @@ def test_a_generation_entry_with_a_renamed_key_is_named(tmp_path, model_entry):
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 3 and len(lines) == 1, result.stderr
         assert f"{file}: segment 0: key 'rows' is missing" in lines[0]
+
+
+def test_a_superseded_snapshot_is_freed_at_once_when_the_index_moves_on(tmp_path, model_entry):
+    """A snapshot's views (embeddings, documents) refer to it, never the other way round: no reference cycle
+    keeps an old generation's vector indexes and mapped pages in memory until a garbage collection happens to
+    run (a service moves to a new generation on every commit)."""
+    import gc
+    import weakref
+
+    index = new_index(tmp_path / "idx", model_entry, 30)
+    assert index.search("w1x1", 3) and len(index.embeddings[[0, 1]]) == 2 and "p1" in index.documents.row_of
+    old = weakref.ref(index.snapshot)
+    gc.disable()
+    try:
+        index.add_embedded(*make_docs(30, 1))
+        assert old() is None
+    finally:
+        gc.enable()

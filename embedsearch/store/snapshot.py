@@ -116,13 +116,28 @@ class Snapshot:
         renumber = self._renumber[segment]
         return self.offsets[segment] + (local if renumber is None else renumber[local])
 
-    @cached_property
+    @property
     def embeddings(self) -> LiveMatrix:
+        """A view, made on each access: a snapshot holds no reference to its views, so no reference cycle
+        keeps a superseded snapshot (its vector indexes, its mapped pages) alive after an index moves on."""
         return LiveMatrix(self)
 
-    @cached_property
+    @property
     def documents(self) -> LiveDocuments:
         return LiveDocuments(self)
+
+    @cached_property
+    def ids(self) -> list[str]:
+        """The ids of the live rows, in row order."""
+        out: list[str] = []
+        for segment, live in zip(self.segments, self.live):
+            ids = segment.documents.ids
+            out.extend(ids if live is None else (i for i, keep in zip(ids, live) if keep))
+        return out
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        return {doc_id: row for row, doc_id in enumerate(self.ids)}
 
     @cached_property
     def lexical(self) -> lex.SegmentedBM25:
@@ -209,17 +224,13 @@ class LiveDocuments:
     def __len__(self) -> int:
         return len(self.snapshot)
 
-    @cached_property
+    @property
     def ids(self) -> list[str]:
-        out: list[str] = []
-        for segment, live in zip(self.snapshot.segments, self.snapshot.live):
-            ids = segment.documents.ids
-            out.extend(ids if live is None else (i for i, keep in zip(ids, live) if keep))
-        return out
+        return self.snapshot.ids
 
-    @cached_property
+    @property
     def row_of(self) -> dict[str, int]:
-        return {doc_id: row for row, doc_id in enumerate(self.ids)}
+        return self.snapshot.row_of
 
     def get(self, rows: Sequence[int]) -> list[Document]:
         out: list[Document | None] = [None] * len(rows)
