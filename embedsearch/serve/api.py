@@ -10,13 +10,16 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Security
+from fastapi.security import HTTPBearer
 
 from ..errors import IdConflictError, UnknownIdError
 from ..index import Index
 from ..retrieval.search import Hit
 from .guard import ApiError, authorised
 from .live import Live, Served
+from .responses import (AddOut, CompactOut, DocumentOut, DuplicatesOut, HealthOut, InfoOut, RemoveOut, SearchBatchOut,
+                        SearchOut, SimilarOut, TopicsOut, errors)
 from .schemas import AddDocuments, DuplicateCheck, Mode, SearchBatch, SimilarText
 from .settings import LIMITS, ServeSettings
 from .topics import TopicsState
@@ -47,6 +50,11 @@ class Service:
     settings: ServeSettings
     token: str | None
 
+    @property
+    def writable(self) -> bool:
+        """Whether writes are possible here (only then does the API description list them)."""
+        return self.settings.writable and self.token is not None
+
     def current(self) -> Served:
         return self.live.current
 
@@ -72,7 +80,8 @@ def one_query(q: str) -> str:
 def search_router(service: Service) -> APIRouter:
     api = APIRouter(tags=["search"])
 
-    @api.get("/search", dependencies=[only("q", "k", "mode", "filter")])
+    @api.get("/search", dependencies=[only("q", "k", "mode", "filter")], response_model=SearchOut,
+             responses=errors(414))
     def search(q: str = Query(..., description="Free-text query."), k: int = Query(10, ge=1, le=LIMITS.k),
                mode: Mode | None = None,
                filter: list[str] = Query([], max_length=LIMITS.filters, description="FIELD=VALUE, FIELD>=N")):
@@ -81,7 +90,7 @@ def search_router(service: Service) -> APIRouter:
         hits = served.index.search(one_query(q), k, mode, filter)
         return {"query": q, "generation": served.index.generation, "hits": hits_json(hits)}
 
-    @api.post("/search", dependencies=[only()])
+    @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, responses=errors())
     def search_batch(body: SearchBatch):
         """Many queries at once, answered with one batched encode."""
         served = service.current()
@@ -89,7 +98,7 @@ def search_router(service: Service) -> APIRouter:
         return {"generation": served.index.generation,
                 "results": [{"query": q, "hits": hits_json(h)} for q, h in zip(body.queries, results)]}
 
-    @api.get("/similar/{doc_id:path}", dependencies=[only("k")])
+    @api.get("/similar/{doc_id:path}", dependencies=[only("k")], response_model=SimilarOut, responses=errors(404))
     def similar(doc_id: str, k: int = Query(10, ge=1, le=LIMITS.k)):
         """Papers related to a paper of the index, itself excluded."""
         served = service.current()
@@ -98,7 +107,7 @@ def search_router(service: Service) -> APIRouter:
         return {"id": doc_id, "generation": served.index.generation,
                 "hits": hits_json(served.index.similar(doc_id, k))}
 
-    @api.post("/similar", dependencies=[only()])
+    @api.post("/similar", dependencies=[only()], response_model=SimilarOut, responses=errors())
     def similar_text(body: SimilarText):
         """Papers related to an abstract's text."""
         served = service.current()
@@ -108,11 +117,14 @@ def search_router(service: Service) -> APIRouter:
     return api
 
 
+BEARER = HTTPBearer(auto_error=False, description="The token the server was started with (--writable).")
+
+
 def writer(service: Service) -> Any:
     """The dependency every write route shares: the token, and at most ``max_writes`` writes waiting per worker."""
     writing = threading.BoundedSemaphore(service.settings.max_writes)
 
-    def hold(request: Request):
+    def hold(request: Request, _: Any = Security(BEARER)):
         authorised(request, service.token, service.settings.writable)
         if not writing.acquire(blocking=False):
             raise ApiError(503, f"{service.settings.max_writes} writes are already waiting on this worker; "
@@ -127,9 +139,10 @@ def writer(service: Service) -> Any:
 
 def documents_router(service: Service, write: Any) -> APIRouter:
     api = APIRouter(tags=["documents"])
+    writable = service.writable
     live, wait = service.live, service.settings.lock_wait_seconds
 
-    @api.get("/documents/{doc_id:path}", dependencies=[only()])
+    @api.get("/documents/{doc_id:path}", dependencies=[only()], response_model=DocumentOut, responses=errors(404))
     def document(doc_id: str):
         """One paper with its metadata and, when topics are ready, its topic."""
         served = service.current()
@@ -139,7 +152,8 @@ def documents_router(service: Service, write: Any) -> APIRouter:
         doc = served.index.documents.get([row])[0]
         return {**doc.to_record(), "generation": served.index.generation, "topic": service.topic_of(doc.id)}
 
-    @api.post("/documents", dependencies=[write, only()], status_code=201)
+    @api.post("/documents", dependencies=[write, only()], status_code=201, response_model=AddOut,
+              responses=errors(403, 409, 503), include_in_schema=writable)
     def add(body: AddDocuments):
         """Add abstracts as a new segment (embedding only them); 201 with the generation committed."""
         documents = [d.document(n) for n, d in enumerate(body.documents)]
@@ -155,7 +169,8 @@ def documents_router(service: Service, write: Any) -> APIRouter:
             out["duplicates"] = index.duplicates(of=[d.id for d in documents]).to_json()
         return out
 
-    @api.delete("/documents/{doc_id:path}", dependencies=[write, only()])
+    @api.delete("/documents/{doc_id:path}", dependencies=[write, only()], response_model=RemoveOut,
+                responses=errors(403, 404, 503), include_in_schema=writable)
     def remove(doc_id: str):
         """Mark one paper deleted (nothing is rewritten)."""
         index = Index.load(live.path)
@@ -172,7 +187,7 @@ def documents_router(service: Service, write: Any) -> APIRouter:
 def topics_router(service: Service) -> APIRouter:
     api = APIRouter(tags=["topics"])
 
-    @api.get("/topics", dependencies=[only("level")])
+    @api.get("/topics", dependencies=[only("level")], response_model=TopicsOut, responses=errors(404, 503))
     def topics_json(level: int = Query(0, ge=0, le=20)):
         """Topics with labels, keywords, representatives and members (as ``embedsearch topics --json``)."""
         ready = service.topics.require()
@@ -184,7 +199,7 @@ def topics_router(service: Service) -> APIRouter:
 def duplicates_router(service: Service) -> APIRouter:
     api = APIRouter(tags=["duplicates"])
 
-    @api.post("/duplicates/check", dependencies=[only()])
+    @api.post("/duplicates/check", dependencies=[only()], response_model=DuplicatesOut, responses=errors())
     def duplicates_check(body: DuplicateCheck):
         """Each new abstract's matches in the index, with verdict, cosine, overlap and shared passages (as
         ``embedsearch dedup --against --json``); nothing is added."""
@@ -198,23 +213,25 @@ def duplicates_router(service: Service) -> APIRouter:
 
 def index_router(service: Service, write: Any) -> APIRouter:
     api = APIRouter(tags=["index"])
+    writable = service.writable
 
-    @api.get("/health", dependencies=[only()])
+    @api.get("/health", dependencies=[only()], response_model=HealthOut, responses=errors())
     def health():
         served = service.current()
         return {"status": "ok", "generation": served.index.generation, "documents": len(served.index),
                 "worker": os.getpid()}
 
-    @api.get("/info", dependencies=[only()])
+    @api.get("/info", dependencies=[only()], response_model=InfoOut, responses=errors())
     def info():
         """The index (as ``embedsearch info --json``), its filterable fields, and this server's settings."""
         served, topics = service.current(), service.topics
         return {**served.info, "fields": served.fields,
-                "writable": service.settings.writable and service.token is not None,
+                "writable": service.writable,
                 "topics": "ready" if topics.ready else ("off" if not topics.enabled else "computing"),
                 "limits": asdict(LIMITS)}
 
-    @api.post("/compact", dependencies=[write, only()])
+    @api.post("/compact", dependencies=[write, only()], response_model=CompactOut, responses=errors(403, 503),
+              include_in_schema=writable)
     def compact():
         """Merge every segment into one and drop deleted rows."""
         index = Index.load(service.live.path)

@@ -43,6 +43,8 @@ def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
     if first.get("type") == "json_invalid":
         return error(422, "the request body is not valid JSON; send a JSON object (Content-Type: application/json)")
     message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    if first.get("type") == "string_pattern_mismatch":
+        message = "must hold text (not blank, without NUL characters)"
     return error(422, f"{_field(tuple(first.get('loc', ())))}: {message}"
                  + (f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""))
 

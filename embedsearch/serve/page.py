@@ -34,9 +34,14 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
     page = APIRouter(include_in_schema=False)
     rendered: dict[tuple[int, int], str] = {}
 
-    @page.get("/")
+    @page.api_route("/", methods=["GET", "HEAD"])
     def home() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    @page.get("/favicon.ico")
+    def favicon() -> Response:
+        """No icon, said without an error (browsers ask for one on every page)."""
+        return Response(status_code=204)
 
     @page.get("/static/{name}")
     def static(name: str) -> Response:

@@ -24,12 +24,14 @@ def _clean(text: str) -> str:
     return text
 
 
-Text = Annotated[str, Field(max_length=LIMITS.text_chars), AfterValidator(_clean)]
-Id = Annotated[str, Field(min_length=1, max_length=LIMITS.id_chars), AfterValidator(_clean)]
+NOT_BLANK = r"^[^\x00]*[^\x00\s][^\x00]*$"  # in the schema too, so clients and fuzzers know text may not be blank
+Text = Annotated[str, Field(min_length=1, max_length=LIMITS.text_chars, pattern=NOT_BLANK), AfterValidator(_clean)]
+Id = Annotated[str, Field(min_length=1, max_length=LIMITS.id_chars, pattern=r"^[^\x00]+$"), AfterValidator(_clean)]
 Scalar = Union[str, int, float, bool, None]
 Metadata = Annotated[dict[Annotated[str, Field(max_length=200)], Scalar | list[Scalar]],
                      Field(max_length=LIMITS.metadata_fields)]
-K = Annotated[int, Field(ge=1, le=LIMITS.k)]
+K = Annotated[int, Field(ge=1, le=LIMITS.k, strict=True)]  # strict: true is not 1
+Share = Annotated[float, Field(ge=0, le=1, strict=True)]
 
 
 class Strict(BaseModel):
@@ -65,9 +67,9 @@ class DuplicateCheck(Strict):
 
     text: Text | None = None
     abstracts: list[Abstract] | None = Field(default=None, min_length=1, max_length=LIMITS.batch)
-    threshold: Annotated[float, Field(ge=0, le=1)] | None = None
-    min_cosine: Annotated[float, Field(ge=0, le=1)] | None = None
-    min_overlap: Annotated[float, Field(ge=0, le=1)] | None = None
+    threshold: Share | None = None
+    min_cosine: Share | None = None
+    min_overlap: Share | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> DuplicateCheck:
@@ -98,4 +100,4 @@ class NewDocument(Strict):
 
 class AddDocuments(Strict):
     documents: list[NewDocument] = Field(min_length=1, max_length=LIMITS.add)
-    check_duplicates: bool = False
+    check_duplicates: Annotated[bool, Field(strict=True)] = False

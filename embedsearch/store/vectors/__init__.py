@@ -72,13 +72,8 @@ def backend(kind: str) -> type[Flat]:
     return BACKENDS[kind]
 
 
-def kind_of(index) -> str:
-    return next(b.kind for b in (IVFPQ, HNSW, Flat) if b.owns(index))
-
-
-def is_exact(index) -> bool:
-    """True when scores from ``search`` are exact cosines (no compression)."""
-    return BACKENDS[kind_of(index)].exact
+def kind_of(faiss_index) -> str:
+    return next(b.kind for b in (IVFPQ, HNSW, Flat) if b.owns(faiss_index))
 
 
 def build(vectors: np.ndarray, settings: VectorSettings = VectorSettings()):
@@ -104,8 +99,8 @@ def segment_writer(settings: VectorSettings, matrix: np.ndarray, existing: Seque
     return lambda file: save(file, matrix, settings, trained, map_shards)
 
 
-def write(index, path: Path) -> None:
-    BACKENDS[kind_of(index)].write(index, path)
+def write(faiss_index, path: Path) -> None:
+    BACKENDS[kind_of(faiss_index)].write(faiss_index, path)
 
 
 def read(path: Path, kind: str | None = None):
@@ -115,28 +110,28 @@ def read(path: Path, kind: str | None = None):
     return BACKENDS[kind].read(path)
 
 
-def search(index, queries: np.ndarray, k: int,
+def search(faiss_index, queries: np.ndarray, k: int,
            allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` rows and scores per query, optionally only among rows where ``allowed`` is true;
     missing slots have row -1."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     if allowed is None:
-        return index.search(queries, max(1, min(k, index.ntotal)))
+        return faiss_index.search(queries, max(1, min(k, faiss_index.ntotal)))
     import faiss
 
     ids = np.flatnonzero(allowed).astype(np.int64)
     if len(ids) == 0:
         return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
-    params = BACKENDS[kind_of(index)].parameters(index, faiss.IDSelectorBatch(ids), k)
-    return index.search(queries, max(1, min(k, len(ids))), params=params)
+    params = BACKENDS[kind_of(faiss_index)].parameters(faiss_index, faiss.IDSelectorBatch(ids), k)
+    return faiss_index.search(queries, max(1, min(k, len(ids))), params=params)
 
 
-def dense_rows(index, embeddings: np.ndarray, queries: np.ndarray, k: int,
+def dense_rows(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
                exclude: Sequence[int | None] | None = None,
                allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
     """Top-``k`` ``(row, cosine)`` per query; candidates are re-scored exactly from ``embeddings``."""
     extra = 1 if exclude is not None else 0
-    _, rows = search(index, queries, BACKENDS[kind_of(index)].fetch(k + extra), allowed)
+    _, rows = search(faiss_index, queries, BACKENDS[kind_of(faiss_index)].fetch(k + extra), allowed)
     results = []
     for q, found in enumerate(rows):
         found = found[found >= 0]
@@ -149,6 +144,6 @@ def dense_rows(index, embeddings: np.ndarray, queries: np.ndarray, k: int,
     return results
 
 
-def partitions(index, n: int, rows_per_job: int) -> list[np.ndarray]:
-    """Rows per parallel job over an index of ``n`` rows (whole inverted lists for IVF, else row ranges)."""
-    return BACKENDS[kind_of(index)].partitions(index, n, rows_per_job)
+def partitions(faiss_index, n: int, rows_per_job: int) -> list[np.ndarray]:
+    """Rows per parallel job over a FAISS index of ``n`` rows (whole inverted lists for IVF, else row ranges)."""
+    return BACKENDS[kind_of(faiss_index)].partitions(faiss_index, n, rows_per_job)

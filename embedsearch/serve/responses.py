@@ -1,0 +1,156 @@
+"""What the API answers, as OpenAPI sees it: a model per response body (the CLI's ``--json`` shapes) and the one
+error body every failure has, declared with the statuses each route can give."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ErrorBody(BaseModel):
+    """Every error: a one-line message for a person, and the HTTP status again."""
+
+    error: str
+    status: int
+
+
+class HitOut(BaseModel):
+    rank: int
+    id: str
+    score: float
+    title: str | None
+    text: str
+    cosine: float | None
+    bm25: float | None
+    metadata: dict[str, Any]
+
+
+class SearchOut(BaseModel):
+    query: str
+    generation: int
+    hits: list[HitOut]
+
+
+class QueryHits(BaseModel):
+    query: str
+    hits: list[HitOut]
+
+
+class SearchBatchOut(BaseModel):
+    generation: int
+    results: list[QueryHits]
+
+
+class SimilarOut(BaseModel):
+    id: str | None = None
+    generation: int
+    hits: list[HitOut]
+
+
+class TopicRef(BaseModel):
+    id: int
+    label: str
+    size: int
+
+
+class DocumentOut(BaseModel):
+    id: str
+    title: str | None
+    text: str
+    metadata: dict[str, Any]
+    generation: int
+    topic: TopicRef | None
+
+
+class TopicOut(TopicRef):
+    keywords: list[str]
+    representatives: list[str]
+    members: list[str]
+    parent: int | None
+
+
+class TopicsOut(BaseModel):
+    topics: list[TopicOut]
+    unassigned: list[str]
+    generation: int
+
+
+class PairOut(BaseModel):
+    a: str
+    b: str
+    cosine: float
+    overlap: float
+    verdict: str
+    passages: list[str]
+
+
+class GroupOut(BaseModel):
+    kept: str
+    members: list[str]
+    absorbed: list[str]
+    existing: list[str] | None = None
+    pairs: list[PairOut]
+
+
+class ReportOut(BaseModel):
+    groups: list[GroupOut]
+    judged: int
+    kept: int
+    duplicate_ratio: float
+
+
+class DuplicatesOut(ReportOut):
+    generation: int
+
+
+class HealthOut(BaseModel):
+    status: str
+    generation: int
+    documents: int
+    worker: int
+
+
+class InfoOut(BaseModel):
+    """``embedsearch info --json`` plus the filterable fields and this server's settings."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str
+    documents: int
+    model: str
+    generation: int
+    fields: list[dict[str, Any]]
+    writable: bool
+    topics: str
+    limits: dict[str, int]
+
+
+class AddOut(BaseModel):
+    added: int
+    generation: int
+    documents: int
+    duplicates: ReportOut | None = None
+
+
+class RemoveOut(BaseModel):
+    removed: int
+    generation: int
+    documents: int
+
+
+class CompactOut(BaseModel):
+    generation: int
+    segments: int
+    documents: int
+
+
+WHY = {400: "bad input (a malformed filter, a path holding a control character)", 403: "no write access",
+       404: "no such document", 409: "the id is already in the index", 413: "request body too large",
+       414: "query too long for GET (send it with POST)", 422: "a malformed body, field or query parameter",
+       503: "busy (writes waiting, topics being computed); retry after Retry-After seconds"}
+
+
+def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The error responses of a route: ``statuses`` and those any request can meet (400, 413, 422)."""
+    return {code: {"model": ErrorBody, "description": WHY[code]} for code in sorted({400, 413, 422, *statuses})}
