@@ -28,6 +28,14 @@ class IdConflictError(InputError):
     """An id that is already live in the index."""
 
 
+class DuplicateError(InputError):
+    """New abstracts duplicate indexed ones and the caller chose to refuse them; ``report`` holds the evidence."""
+
+    def __init__(self, message: str, report: object = None):
+        super().__init__(message)
+        self.report = report
+
+
 class IndexStoreError(EmbedsearchError):
     """An index folder is missing, unreadable, corrupted or from an incompatible version."""
 

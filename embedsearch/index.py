@@ -94,9 +94,8 @@ class Index:
     def from_sources(cls, sources: Sequence[str | Path], path: str | Path,
                      fields: FieldMap = FieldMap(), skip_invalid: bool = False, **build: Any) -> Index:
         """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``.
-        A first pass validates every record (a bad line fails before the model loads) and counts them; the
-        second streams them into segments, so memory holds one segment of documents, not the corpus. With
-        ``ray=``, workers read the files and write the segments (``distributed_build``)."""
+        One pass validates and counts (a bad line fails before the model loads), a second streams segments;
+        with ``ray=``, workers read the files and write the segments (``distributed_build``)."""
         path = store.check_target(path, sources)
         skipped: list[Problem] = []
         if build.get("ray") is not None:
@@ -222,9 +221,7 @@ class Index:
     def topics(self, settings: TopicSettings | None = None, ray: RaySettings | None = None, level: int = 0,
                refit: bool = False, **overrides: Any) -> TopicModel:
         """Topics of this index (UMAP + HDBSCAN), saved per corpus version and settings and reused; after adds
-        the last fit is carried over with stable labels (``topics.extend``) unless ``refit``. With ``ray``,
-        documents outside the fitted sample are assigned on the cluster. A missing ``level`` fails before
-        anything is saved."""
+        the last fit is carried over with stable labels (``topics.extend``) unless ``refit``."""
         from .topics import TopicSettings, fit
 
         return fit(self.snapshot, replace(settings or TopicSettings(), **overrides), job_map(ray), level, refit)
@@ -232,8 +229,8 @@ class Index:
     def duplicates(self, settings: DedupSettings | None = None, against: Index | None = None,
                    ray: RaySettings | None = None, of: Sequence[str] | None = None,
                    **overrides: Any) -> DuplicateReport:
-        """Near-duplicate groups inside this index, only those involving the documents ``of`` (just added ones:
-        cost follows their number), or each abstract's matches in ``against`` (cross-set)."""
+        """Near-duplicate groups inside this index (only those involving the ids ``of``: cost follows their
+        number), or each abstract's matches in ``against`` (cross-set)."""
         from .dedup import DedupSettings, judge
 
         return judge(self.snapshot, replace(settings or DedupSettings(), **overrides), job_map(ray),
@@ -243,25 +240,38 @@ class Index:
                          **overrides: Any) -> DuplicateReport:
         """Each new abstract's matches in this index, judged as ``duplicates(against=)`` judges them (a group
         keeps the indexed record); nothing is added. For a submission system checking one abstract at a time."""
-        from .dedup import DedupSettings, find_duplicates_against
-        from .dedup.pending import Pending
+        from .dedup import DedupSettings, screen
 
         documents = list(documents)
         check_unique(documents)
-        pending = Pending(documents, self.encode([d.embed_text for d in documents]))
-        return find_duplicates_against(pending, self.snapshot, replace(settings or DedupSettings(), **overrides))
+        embeddings = self.encode([d.embed_text for d in documents])
+        return screen(documents, embeddings, self.snapshot, replace(settings or DedupSettings(), **overrides), "add")[0]
 
     def add(self, documents: Iterable[Document], progress: bool = False, wait: bool | float = True,
             encoder: Any = None) -> Index:
         """Append documents as a new segment, embedding only them (``writer.embed_new``, through ``encoder``
         when given and made by this index's model); ids live in the index are an error."""
         documents = list(documents)
-        check_unique(documents)
-        writer.refuse_present(self.refresh().snapshot, [d.id for d in documents])
-        writer.refuse_contradicting(self.snapshot.numeric_fields(), documents)
-        embeddings = writer.embed_new(self.snapshot, documents, progress, encoder)
+        embeddings = writer.embed_new(self.refresh().snapshot, documents, progress, encoder)
         writer.append(self.path, self.snapshot.manifest, documents, embeddings, wait)
         return self.refresh()
+
+    def add_checked(self, documents: Iterable[Document], on_duplicate: str = "refuse",
+                    settings: DedupSettings | None = None, progress: bool = False, wait: bool | float = True,
+                    encoder: Any = None) -> DuplicateReport:
+        """``add``, each new abstract first judged against the index (as ``check_duplicates``): a duplicate
+        refuses the whole add (``DuplicateError``, nothing written), is skipped, or is added anyway
+        (``on_duplicate``: refuse, skip, add). The report says which abstract duplicates which."""
+        from .dedup import DedupSettings, screen
+
+        documents = list(documents)
+        embeddings = writer.embed_new(self.refresh().snapshot, documents, progress, encoder)
+        report, keep = screen(documents, embeddings, self.snapshot, settings or DedupSettings(), on_duplicate)
+        if keep.any():
+            writer.append(self.path, self.snapshot.manifest, [d for d, k in zip(documents, keep) if k],
+                          embeddings[keep], wait)
+        self.refresh()
+        return report
 
     def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> Index:
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""

@@ -114,6 +114,26 @@ def test_add_and_remove_reject_bad_ids(index_copy):
     assert len(Index.load(index_copy.path)) == 57
 
 
+def test_add_checked_refuses_skips_or_adds_duplicates_of_indexed_abstracts(index_copy, bundled_docs):
+    from embedsearch.errors import DuplicateError
+
+    original = bundled_docs[4]
+    new = [Document("again", original.text.replace(". ", ". Indeed, ", 1)),
+           Document("fresh", "Coral reef bleaching under ocean warming, measured by divers over a decade.")]
+    generation = index_copy.generation
+    with pytest.raises(DuplicateError, match="nothing was added") as refused:
+        index_copy.add_checked(new)
+    assert [(p.a, p.b) for p in refused.value.report.pairs] == [("again", original.id)]
+    assert index_copy.refresh().generation == generation and len(index_copy) == 57
+    report = index_copy.add_checked(new, on_duplicate="skip")
+    assert [(p.a, p.b) for p in report.pairs] == [("again", original.id)]
+    assert "fresh" in index_copy.documents.row_of and "again" not in index_copy.documents.row_of
+    index_copy.add_checked([new[0]], on_duplicate="add")
+    assert "again" in index_copy.documents.row_of and len(index_copy) == 59
+    with pytest.raises(InputError, match="on_duplicate 'keep'"):
+        index_copy.add_checked([Document("x", "Some other text about graphs.")], on_duplicate="keep")
+
+
 def test_model_mismatch_is_refused(index_copy):
     manifest = json.loads((index_copy.path / "manifest.json").read_text())
     manifest["model"]["fingerprint"] = "0000000000000000"

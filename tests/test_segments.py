@@ -183,9 +183,17 @@ def test_cli_add_checks_the_new_abstracts_for_duplicates(index_copy, bundled_doc
     source = tmp_path / "new.jsonl"
     source.write_text(json.dumps({"id": "resubmitted", "abstract": original.text.replace(". ", ". Indeed, ", 1)})
                       + "\n" + json.dumps({"id": "fresh", "abstract": "Coral reef bleaching under ocean warming."}) + "\n")
-    result = run_cli("add", str(source), "--index", str(index_copy.path), "--check-duplicates", "--json", check=True)
-    groups = json.loads(result.stdout)["groups"]
-    assert [(g["kept"], g["members"]) for g in groups] == [(original.id, [original.id, "resubmitted"])]
+    refused = run_cli("add", str(source), "--index", str(index_copy.path), "--check-duplicates", "--json")
+    assert refused.returncode == 2 and "nothing was added" in refused.stderr
+    pairs = [(p["a"], p["b"]) for g in json.loads(refused.stdout)["groups"] for p in g["pairs"]]
+    assert pairs == [("resubmitted", original.id)]
+    assert {"resubmitted", "fresh"}.isdisjoint(Index.load(index_copy.path).documents.row_of)
+    result = run_cli("add", str(source), "--index", str(index_copy.path), "--check-duplicates", "--on-duplicate",
+                     "skip", "--json", check=True)
+    assert [g["absorbed"] for g in json.loads(result.stdout)["groups"]] == [["resubmitted"]]
+    assert "skipped 1 duplicates" in result.stderr
+    present = Index.load(index_copy.path).documents.row_of
+    assert "fresh" in present and "resubmitted" not in present
 
 
 def test_the_merge_policy_merges_small_neighbours_and_never_too_many_rows():

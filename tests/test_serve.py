@@ -272,9 +272,15 @@ def test_api_writes_commit_and_every_worker_serves_them(writable):
     with server.client() as c:
         new = [{"id": "new/one", "title": "Neural CTMC again", "text": REWORDED, "metadata": {"track": "Z"}},
                {"id": "new-two", "text": SAME_TOPIC}]
-        added = c.post("/documents", json={"documents": new, "check_duplicates": True}, headers=auth)
-        assert added.status_code == 201 and added.json()["documents"] == 59
-        assert [g["members"] for g in added.json()["duplicates"]["groups"]] == [[CTMC, "new/one"]]
+        refused = c.post("/documents", json={"documents": new, "check_duplicates": True}, headers=auth)
+        assert refused.status_code == 409 and "'new/one'" in refused.json()["error"] and CTMC in refused.json()["error"]
+        assert c.get("/health").json()["documents"] == 57 and c.get("/documents/new-two").status_code == 404
+        checked = c.post("/duplicates/check", json={"abstracts": new}).json()
+        added = c.post("/documents", json={"documents": new, "check_duplicates": True, "on_duplicate": "add"},
+                       headers=auth)
+        assert added.status_code == 201 and added.json()["documents"] == 59 and added.json()["skipped"] == []
+        pairs = [(p["a"], p["b"]) for g in added.json()["duplicates"]["groups"] for p in g["pairs"]]
+        assert pairs == [("new/one", CTMC)] == [(p["a"], p["b"]) for g in checked["groups"] for p in g["pairs"]]
         _everywhere(c, added.json()["generation"])
         assert all(c.get("/documents/new%2Fone", headers={"Connection": "close"}).status_code == 200
                    for _ in range(10))

@@ -65,11 +65,16 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
         text_field: str | None = typer.Option(None, "--text-field"),
         skip_invalid: bool = typer.Option(False, "--skip-invalid"), no_wait: bool = NoWaitOpt,
         check_duplicates: bool = typer.Option(False, "--check-duplicates",
-                                              help="Then list near-duplicates of the added abstracts in the index."),
+                                              help="Judge each new abstract against the index first."),
+        on_duplicate: str = typer.Option("refuse", "--on-duplicate",
+                                         help="With --check-duplicates: refuse the add (exit 2), skip the "
+                                              "duplicates, or add them anyway (refuse, skip, add)."),
         as_json: bool = JsonOpt) -> None:
     """Add documents to an index as a new segment, embedding only the new ones."""
     from ..corpus import read_sources
+    from ..errors import DuplicateError
     from ..index import Index
+    from .explore import print_report
 
     idx = Index.load(index)
     result = read_sources(sources, _fields(id_field, title_field, text_field), skip_invalid,
@@ -83,13 +88,20 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
 
         result.skipped.extend(Problem(d.id, "id already in the index") for d in clashes)
     _report_skipped(result.skipped)
-    idx.add(docs, progress=True, wait=not no_wait)
-    typer.echo(f"added {len(docs)} documents; {idx.path} now holds {len(idx)}", err=True)
-    if check_duplicates:
-        from .explore import print_report
-
-        print_report(idx.duplicates(of=[d.id for d in docs]), as_json,
-                     f"no near-duplicates of the {len(docs)} added abstracts")
+    if not check_duplicates:
+        idx.add(docs, progress=True, wait=not no_wait)
+        typer.echo(f"added {len(docs)} documents; {idx.path} now holds {len(idx)}", err=True)
+        return
+    try:
+        report = idx.add_checked(docs, on_duplicate, progress=True, wait=not no_wait)
+    except DuplicateError as exc:
+        print_report(exc.report, as_json, "", against=True)
+        raise
+    skipped = {p.a for p in report.pairs} if on_duplicate == "skip" else set()
+    print_report(report, as_json, f"no near-duplicates of the {len(docs)} new abstracts", against=True)
+    typer.echo(f"added {len(docs) - len(skipped)} documents"
+               f"{f' (skipped {len(skipped)} duplicates)' if skipped else ''}; {idx.path} now holds {len(idx)}",
+               err=True)
 
 
 @app.command()

@@ -5,9 +5,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..engine.jobs import JobRunner, local_map
-from ..errors import InputError, ModelMismatchError, UnknownIdError
+from ..errors import DuplicateError, InputError, ModelMismatchError, UnknownIdError
+from ..corpus import Document
 from ..store.snapshot import Rows, Snapshot
 from . import candidates
+from .pending import Pending
 from .report import Candidate, DedupSettings, DuplicateGroup, DuplicatePair, DuplicateReport
 
 
@@ -23,6 +25,29 @@ def find_duplicates(snapshot: Snapshot, settings: DedupSettings = DedupSettings(
 def find_duplicates_against(new: Rows, reference: Snapshot, settings: DedupSettings = DedupSettings()) -> DuplicateReport:
     """Matches of each abstract in ``new`` within ``reference``; a group keeps the reference record."""
     return DuplicateReport.from_candidates(candidates.across(new, reference, settings), settings, new.documents.ids)
+
+
+ON_DUPLICATE = ("refuse", "skip", "add")
+
+
+def screen(documents: Sequence[Document], embeddings: np.ndarray, reference: Snapshot, settings: DedupSettings,
+           on_duplicate: str) -> tuple[DuplicateReport, np.ndarray]:
+    """Judge new abstracts (not in any index) against an index, as ``find_duplicates_against`` does: the report
+    and a mask of those to add. ``refuse``: a flagged one is a ``DuplicateError`` and nothing is added; ``skip``:
+    only the unflagged are added; ``add``: all are, the report still says which duplicate what."""
+    if on_duplicate not in ON_DUPLICATE:
+        raise InputError(f"on_duplicate {on_duplicate!r}: choose one of {', '.join(ON_DUPLICATE)}")
+    new = Pending(documents, embeddings)
+    ids = new.documents.ids
+    report = (find_duplicates_against(new, reference, settings) if len(reference)
+              else DuplicateReport(settings, (), (), tuple(ids)))
+    flagged = {p.a for p in report.pairs}
+    if flagged and on_duplicate == "refuse":
+        first = report.pairs[0]
+        raise DuplicateError(f"{len(flagged)} of the {len(ids)} new abstracts duplicate indexed ones ({first.a!r} is "
+                             f"{first.verdict} to {first.b!r}, cosine {first.cosine:.3f}); nothing was added: skip "
+                             "the duplicates or add them anyway (on_duplicate skip or add)", report)
+    return report, np.array([on_duplicate == "add" or i not in flagged for i in ids], dtype=bool)
 
 
 def judge(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = local_map,
@@ -46,5 +71,5 @@ def judge(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = loc
     return find_duplicates_against(snapshot, against, settings)
 
 
-__all__ = ["Candidate", "DedupSettings", "DuplicateGroup", "DuplicatePair", "DuplicateReport", "find_duplicates",
-           "find_duplicates_against", "judge"]
+__all__ = ["Candidate", "DedupSettings", "DuplicateGroup", "DuplicatePair", "DuplicateReport", "ON_DUPLICATE",
+           "find_duplicates", "find_duplicates_against", "judge", "screen"]

@@ -155,19 +155,23 @@ def documents_router(service: Service, write: Any) -> APIRouter:
     @api.post("/documents", dependencies=[write, only()], status_code=201, response_model=AddOut,
               responses=errors(403, 409, 503), include_in_schema=writable)
     def add(body: AddDocuments):
-        """Add abstracts as a new segment (embedding only them); 201 with the generation committed."""
+        """Add abstracts as a new segment (embedding only them); 201 with the generation committed. With
+        ``check_duplicates``, each is first judged against the index as ``/duplicates/check`` judges it."""
         documents = [d.document(n) for n, d in enumerate(body.documents)]
         index = Index.load(live.path)
+        report = None
         try:
-            index.add(documents, wait=wait, encoder=live.encoder)
+            if body.check_duplicates:
+                report = index.add_checked(documents, body.on_duplicate, wait=wait, encoder=live.encoder)
+            else:
+                index.add(documents, wait=wait, encoder=live.encoder)
         except IdConflictError as exc:
             raise ApiError(409, str(exc).replace(str(live.path), "the index")) from None
         served = live.refresh()
-        out: dict[str, Any] = {"added": len(documents), "generation": index.generation,
-                               "documents": len(served.index)}
-        if body.check_duplicates:
-            out["duplicates"] = index.duplicates(of=[d.id for d in documents]).to_json()
-        return out
+        skipped = [] if report is None or body.on_duplicate != "skip" else sorted({p.a for p in report.pairs})
+        return {"added": len(documents) - len(skipped), "generation": index.generation,
+                "documents": len(served.index), "skipped": skipped,
+                **({"duplicates": report.to_json()} if report is not None else {})}
 
     @api.delete("/documents/{doc_id:path}", dependencies=[write, only()], response_model=RemoveOut,
                 responses=errors(403, 404, 503), include_in_schema=writable)

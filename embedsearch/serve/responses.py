@@ -131,6 +131,7 @@ class AddOut(BaseModel):
     generation: int
     documents: int
     duplicates: ReportOut | None = None
+    skipped: list[str] = []
 
 
 class RemoveOut(BaseModel):
@@ -146,7 +147,7 @@ class CompactOut(BaseModel):
 
 
 WHY = {400: "bad input (a malformed filter, a path holding a control character)", 403: "no write access",
-       404: "no such document", 409: "the id is already in the index", 413: "request body too large",
+       404: "no such document", 409: "the id is already in the index, or a new abstract duplicates an indexed one", 413: "request body too large",
        414: "query too long for GET (send it with POST)", 422: "a malformed body, field or query parameter",
        503: "busy (writes waiting, topics being computed); retry after Retry-After seconds"}
 

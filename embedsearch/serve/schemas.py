@@ -101,3 +101,5 @@ class NewDocument(Strict):
 class AddDocuments(Strict):
     documents: list[NewDocument] = Field(min_length=1, max_length=LIMITS.add)
     check_duplicates: Annotated[bool, Field(strict=True)] = False
+    on_duplicate: Literal["refuse", "skip", "add"] = Field("refuse", description=(
+        "With check_duplicates: refuse the whole add (409), skip the duplicates, or add them anyway."))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import store
-from ..corpus import Document, UniqueIds
+from ..corpus import Document, UniqueIds, check_unique
 from ..corpus.values import kind_problem
 from ..embedding.embed import Embedder, check_fingerprint
 from ..engine.jobs import JobRunner
@@ -61,7 +61,14 @@ def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool,
     """Vectors for documents being added, made as the index's were. Up to ``FAST_ADD`` documents go through
     the fast query encoder (ONNX, no torch import: a submission is checked in well under two seconds; its
     parity with the model is tested), more through the model and its embedding cache. ``encoder``, when it
-    is this index's model (a service's shared one), takes every batch."""
+    is this index's model (a service's shared one), takes every batch. Repeated ids, ids already live and
+    text where the index holds numbers are refused first, before any work."""
+    check_unique(documents)
+    refuse_present(snapshot, [d.id for d in documents])
+    numeric = snapshot.numeric_fields()
+    wrong = next(((d, kind_problem(d.metadata, numeric)) for d in documents if kind_problem(d.metadata, numeric)), None)
+    if wrong is not None:
+        raise InputError(f"document {wrong[0].id!r}: {wrong[1]}; nothing was added")
     model = snapshot.manifest.model
     if encoder is not None and encoder.fingerprint == model.fingerprint:
         return encoder.encode([d.embed_text for d in documents])
@@ -212,14 +219,6 @@ def refuse_present(snapshot: Snapshot, ids: Sequence[str]) -> None:
     clash = next((i for i, where in zip(ids, locate_ids(snapshot, ids)) if where is not None), None)
     if clash is not None:
         raise IdConflictError(f"id {clash!r} is already in {snapshot.root}; remove it first or give it another id")
-
-
-def refuse_contradicting(numeric: frozenset[str], documents: Sequence[Document]) -> None:
-    """An add may not put text where the index holds numbers (``values.kind_problem``)."""
-    for doc in documents:
-        wrong = kind_problem(doc.metadata, numeric)
-        if wrong:
-            raise InputError(f"document {doc.id!r}: {wrong}; nothing was added")
 
 
 def _maintain(root: Path, manifest: Manifest) -> None:
