@@ -4,9 +4,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..corpus import Document
 from ..engine.jobs import JobRunner, local_map
 from ..errors import DuplicateError, InputError, ModelMismatchError, UnknownIdError
-from ..corpus import Document
 from ..store.snapshot import Rows, Snapshot
 from . import candidates
 from .pending import Pending
