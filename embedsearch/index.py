@@ -198,12 +198,13 @@ class Index:
         if row is None:
             raise UnknownIdError(f"no document with id {doc_id!r} in {self.path}; for an abstract's text use "
                              "`similar_to_text` (CLI: `similar --text`), or check the id with `embedsearch search`")
-        return nearest(self.snapshot, np.asarray(self.embeddings[[row]], dtype=np.float32), k, exclude=row)
+        return nearest(self.snapshot, np.asarray(self.embeddings[[row]], dtype=np.float32), k,
+                       self.search_settings, exclude=row)
 
     def similar_to_text(self, text: str, k: int = 10) -> list[Hit]:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
         check_k(k)
-        return nearest(self.snapshot, self.encode([text]), k)
+        return nearest(self.snapshot, self.encode([text]), k, self.search_settings)
 
     def check(self, deep: bool = False) -> list[str]:
         """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes

@@ -24,7 +24,7 @@ def test_search_json_lines_have_the_contract_fields(built):
     _, index = built
     out = run_cli("search", "robot arm policies", "--index", str(index), "-k", "2", "--json", check=True).stdout
     hits = [json.loads(line) for line in out.splitlines()]
-    assert [set(h) for h in hits] == [{"rank", "id", "score", "title", "text", "cosine", "bm25", "metadata"}] * 2
+    assert [set(h) for h in hits] == [{"rank", "id", "score", "title", "text", "cosine", "bm25", "match", "metadata"}] * 2
     assert hits[0]["id"] == "c" and hits[0]["rank"] == 1 and hits[0]["title"] == "Robot VLA"
     assert -1 <= hits[0]["cosine"] <= 1 and hits[0]["bm25"] > 0 and isinstance(hits[0]["metadata"], dict)
     dense = json.loads(run_cli("search", "robot arm policies", "--index", str(index), "-k", "1", "--json", "--mode",
@@ -72,6 +72,13 @@ def test_default_index_is_the_bundled_corpus(bundled_index):
     """The first command without --index builds the bundled corpus (from the vectors the fixture cached)."""
     out = run_cli("search", "continuous-time Markov chain diffusion", "-k", "1", "--json", check=True)
     assert json.loads(out.stdout)["id"] == "001_d172d3709162399d:3"
+
+
+def test_search_shows_cosines_with_bands_and_says_when_nothing_is_close(bundled_index):
+    found = run_cli("search", "continuous-time Markov chain diffusion", "-k", "2", check=True).stdout
+    assert found.splitlines()[0].split()[2] in ("close", "related") and "no close match" not in found
+    nothing = run_cli("search", "chocolate cake recipe with strawberries", "-k", "3", check=True).stdout
+    assert "no close match" in nothing and all(line.split()[2] == "distant" for line in nothing.splitlines()[:3])
 
 
 @pytest.mark.parametrize("args, message", [

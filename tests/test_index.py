@@ -160,3 +160,24 @@ def test_hnsw_index_finds_the_true_neighbours_of_20000_vectors(bundled_index, tm
     found = [[r for r, _ in hits] for hits in hnsw.snapshot.dense(queries, 10)]
     recall = np.mean([len(set(t) & set(f)) / 10 for t, f in zip(truth, found)])
     assert 0.9 <= recall  # approximate search that still finds nine in ten true neighbours
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_every_hit_carries_a_cosine_and_a_band_a_reader_can_compare_across_queries(bundled_index, mode):
+    from embedsearch.retrieval.search import best_match
+
+    on_topic = bundled_index.search("discrete diffusion language models", 5, mode=mode)
+    assert best_match(on_topic) != "none" and on_topic[0].match != "distant"
+    dense = {h.id: h.cosine for h in bundled_index.search("discrete diffusion language models", 57, mode="dense")}
+    assert all(h.cosine == pytest.approx(dense[h.id], abs=1e-5) for h in on_topic)
+    off_topic = bundled_index.search("chocolate cake recipe with strawberries", 5, mode=mode)
+    assert best_match(off_topic) == "none" and all(h.match == "distant" for h in off_topic)
+    if mode != "lexical":  # words that no abstract uses: nothing at all to show in lexical mode
+        assert len(off_topic) == 5 and all(h.cosine < 0.3 for h in off_topic)
+
+
+def test_similar_papers_carry_bands(bundled_index, bundled_docs):
+    hits = bundled_index.similar(bundled_docs[0].id, 3)
+    settings = bundled_index.search_settings
+    assert all(h.match == ("close" if h.cosine >= settings.close_cosine else
+                           "related" if h.cosine >= settings.related_cosine else "distant") for h in hits)

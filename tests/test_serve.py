@@ -65,6 +65,19 @@ def test_search_answers_exactly_as_the_library_and_cli_do(client, metadata_index
                                           for q in ("robot world models", "privacy")]
 
 
+def test_scores_say_when_nothing_is_a_close_match(client):
+    nonsense = client.get("/search", params={"q": "zzzqqq xyzzy", "k": 10}).json()
+    assert nonsense["match"] == "none" and {h["match"] for h in nonsense["hits"]} <= {"distant"}
+    assert all(h["cosine"] < 0.3 for h in nonsense["hits"])
+    found = client.get("/search", params={"q": "discrete diffusion with continuous-time Markov chains"}).json()
+    assert found["match"] != "none" and found["hits"][0]["match"] != "distant"
+    for mode in ("dense", "lexical"):
+        hit = client.get("/search", params={"q": "continuous-time Markov chains", "mode": mode, "k": 1}).json()["hits"][0]
+        assert hit["cosine"] == pytest.approx(found["hits"][0]["cosine"], abs=0.2) and hit["match"] != "distant"
+    assert client.post("/similar", json={"text": "A recipe for chocolate cake with fresh strawberries."}).json()[
+        "match"] == "none"
+
+
 def test_concurrent_queries_encoded_together_each_get_their_own_answer(server, metadata_index):
     """Many clients at once: the worker encodes their queries in shared model calls, and every answer must
     still be the library's answer to that client's own query."""

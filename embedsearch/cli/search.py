@@ -24,6 +24,8 @@ def _topic_labels(idx) -> dict[str, str]:
 
 
 def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str, str] | None = None) -> None:
+    from ..retrieval.search import best_match
+
     if as_json:
         for hit in hits:
             record = hit.to_json()
@@ -36,10 +38,14 @@ def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str,
     id_width = max([len(i) for i in shown] + [2])
     for hit, shown_id in zip(hits, shown):
         topic = f"[{topics.get(hit.id, 'unassigned')}]  " if topics else ""
-        line = f"{hit.rank:>3}  {hit.score:.3f}  {shown_id:<{id_width}}  {topic}{one_line(hit.preview)}"
+        line = (f"{hit.rank:>3}  {hit.cosine or 0:.3f} {hit.match:<7}  {shown_id:<{id_width}}  "
+                f"{topic}{one_line(hit.preview)}")
         typer.echo(line if len(line) <= width else line[: width - 1] + "…")
     if not hits:
         typer.echo("no results")
+    elif best_match(hits) == "none":
+        typer.echo(f"no close match: the nearest papers are shown, but none is related (best cosine "
+                   f"{max(h.cosine or 0 for h in hits):.3f})")
 
 
 def _read_queries(file: Path) -> list[str]:

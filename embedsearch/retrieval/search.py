@@ -26,13 +26,18 @@ FUSIONS = ("max", "minmax", "rrf")
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """How results are ranked. ``candidates`` is the depth taken from each retriever before fusion."""
+    """How results are ranked. ``candidates`` is the depth taken from each retriever before fusion. A hit's
+    cosine places it in a band a reader can compare across queries and modes: ``close`` from ``close_cosine``,
+    ``related`` from ``related_cosine``, else ``distant``; no close or related hit is "no close match".
+    Both were measured for all-MiniLM-L6-v2 (benchmarks/score_bands_bench.py); another model may want others."""
 
     mode: str = "hybrid"
     fusion: str = "max"
     dense_weight: float = 0.6
     candidates: int = 100
     rrf_k: int = 60
+    related_cosine: float = 0.3
+    close_cosine: float = 0.5
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -45,14 +50,18 @@ class SearchSettings:
             raise InputError(f"candidates must be at least 1, got {self.candidates}; 100 is the tuned depth")
         if self.rrf_k < 1:
             raise InputError(f"rrf_k must be at least 1, got {self.rrf_k}; 60 is the usual constant")
+        if not -1 <= self.related_cosine <= self.close_cosine <= 1:
+            raise InputError(f"need -1 <= related_cosine ({self.related_cosine}) <= close_cosine "
+                             f"({self.close_cosine}) <= 1")
 
 
 @dataclass(frozen=True)
 class Hit:
     """One related paper: rank, id, ranking score, the document, and the evidence behind the score.
 
-    ``score`` is the cosine similarity in dense mode, the BM25 score in lexical mode and the fused
-    score in hybrid mode; ``cosine`` and ``bm25`` hold each signal where it was computed.
+    ``score`` ranks within one answer: the cosine in dense mode, the BM25 score in lexical mode, the fused
+    score in hybrid mode. ``cosine`` (every mode) compares across queries, and ``match`` says what it means:
+    ``close``, ``related`` or ``distant`` (``SearchSettings`` holds the measured thresholds).
     """
 
     rank: int
@@ -63,6 +72,7 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
     cosine: float | None = None
     bm25: float | None = None
+    match: str = "distant"
 
     @property
     def preview(self) -> str:
@@ -73,7 +83,13 @@ class Hit:
         """The CLI's ``--json`` line and the API's hit: the score with its evidence and the metadata."""
         return {"rank": self.rank, "id": self.id, "score": round(self.score, 6), "title": self.title,
                 "text": self.text, "cosine": None if self.cosine is None else round(self.cosine, 6),
-                "bm25": None if self.bm25 is None else round(self.bm25, 6), "metadata": self.metadata}
+                "bm25": None if self.bm25 is None else round(self.bm25, 6), "match": self.match,
+                "metadata": self.metadata}
+
+
+def best_match(hits: Sequence[Hit]) -> str:
+    """``close`` or ``related`` when a hit is, else ``none``: the answer has no close match."""
+    return next((band for band in ("close", "related") if any(h.match == band for h in hits)), "none")
 
 
 @dataclass(frozen=True)
@@ -161,30 +177,39 @@ def search_many(snapshot: Snapshot, queries: Sequence[str], k: int, settings: Se
     check_k(k)
     queries = [check_query(q) for q in queries]
     allowed = snapshot.allowed_rows([f if isinstance(f, Filter) else Filter.parse(f) for f in filters])
-    return [hits(snapshot, ranked) for ranked in rank(snapshot, queries, k, settings, allowed)]
+    return [hits(snapshot, ranked, settings) for ranked in rank(snapshot, queries, k, settings, allowed)]
 
 
-def nearest(snapshot: Snapshot, query: np.ndarray, k: int, exclude: int | None = None) -> list[Hit]:
+def nearest(snapshot: Snapshot, query: np.ndarray, k: int, settings: SearchSettings,
+            exclude: int | None = None) -> list[Hit]:
     """The ``k`` rows nearest one query vector (``exclude``: a row left out, the paper asked about)."""
     ranked = snapshot.dense(query, k, exclude=None if exclude is None else [exclude])[0]
-    return hits(snapshot, [Ranked(r, s, s, None) for r, s in ranked])
+    return hits(snapshot, [Ranked(r, s, s, None) for r, s in ranked], settings)
 
 
-def hits(snapshot: Snapshot, ranked: Sequence[Ranked]) -> list[Hit]:
-    return to_hits(ranked, snapshot.documents.get([r.row for r in ranked]))
-
-
-def to_hits(ranked: Sequence[Ranked], documents: list[Document]) -> list[Hit]:
-    return [Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25)
+def hits(snapshot: Snapshot, ranked: Sequence[Ranked], settings: SearchSettings) -> list[Hit]:
+    documents = snapshot.documents.get([r.row for r in ranked])
+    return [Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25, band(r.cosine, settings))
             for rank, (r, doc) in enumerate(zip(ranked, documents), start=1)]
+
+
+def band(cosine: float | None, settings: SearchSettings) -> str:
+    if cosine is not None and cosine >= settings.close_cosine:
+        return "close"
+    return "related" if cosine is not None and cosine >= settings.related_cosine else "distant"
 
 
 def rank(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSettings,
          allowed: np.ndarray | None = None) -> list[list[Ranked]]:
     """Rank a snapshot's rows for each query in the settings' mode (queries already checked)."""
-    if settings.mode == "lexical":
-        return [[Ranked(r, s, None, s) for r, s in top_lexical(snapshot.lexical.scores(q), k, allowed)] for q in queries]
     vectors = snapshot.encoder.encode(queries)
+    if settings.mode == "lexical":
+        out = []
+        for query, vector in zip(queries, vectors):
+            ranked = top_lexical(snapshot.lexical.scores(query), k, allowed)
+            cosines = np.asarray(snapshot.embeddings[[r for r, _ in ranked]], dtype=np.float32) @ vector
+            out.append([Ranked(r, s, float(c), s) for (r, s), c in zip(ranked, cosines)])
+        return out
     depth = k if settings.mode == "dense" else max(k, settings.candidates)
     dense = snapshot.dense(vectors, depth, allowed=allowed)
     if settings.mode == "dense":

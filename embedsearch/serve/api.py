@@ -15,7 +15,7 @@ from fastapi.security import HTTPBearer
 
 from ..errors import IdConflictError, UnknownIdError
 from ..index import Index
-from ..retrieval.search import Hit
+from ..retrieval.search import Hit, best_match
 from .guard import ApiError, authorised
 from .live import Live, Served
 from .responses import (AddOut, CompactOut, DocumentOut, DuplicatesOut, HealthOut, InfoOut, RemoveOut, SearchBatchOut,
@@ -37,8 +37,9 @@ def only(*names: str):
     return Depends(check)
 
 
-def hits_json(hits: list[Hit]) -> list[dict[str, Any]]:
-    return [h.to_json() for h in hits]
+def hits_json(hits: list[Hit]) -> dict[str, Any]:
+    """Hits with the best band among them (``none``: no close match)."""
+    return {"match": best_match(hits), "hits": [h.to_json() for h in hits]}
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def search_router(service: Service) -> APIRouter:
         """The ``k`` abstracts that best match a query (as ``embedsearch search --json``)."""
         served = service.current()
         hits = served.index.search(one_query(q), k, mode, filter)
-        return {"query": q, "generation": served.index.generation, "hits": hits_json(hits)}
+        return {"query": q, "generation": served.index.generation, **hits_json(hits)}
 
     @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, responses=errors())
     def search_batch(body: SearchBatch):
@@ -96,7 +97,7 @@ def search_router(service: Service) -> APIRouter:
         served = service.current()
         results = served.index.search_many(body.queries, body.k, body.mode, body.filters)
         return {"generation": served.index.generation,
-                "results": [{"query": q, "hits": hits_json(h)} for q, h in zip(body.queries, results)]}
+                "results": [{"query": q, **hits_json(h)} for q, h in zip(body.queries, results)]}
 
     @api.get("/similar/{doc_id:path}", dependencies=[only("k")], response_model=SimilarOut, responses=errors(404))
     def similar(doc_id: str, k: int = Query(10, ge=1, le=LIMITS.k)):
@@ -104,15 +105,13 @@ def search_router(service: Service) -> APIRouter:
         served = service.current()
         if doc_id not in served.index.documents.row_of:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
-        return {"id": doc_id, "generation": served.index.generation,
-                "hits": hits_json(served.index.similar(doc_id, k))}
+        return {"id": doc_id, "generation": served.index.generation, **hits_json(served.index.similar(doc_id, k))}
 
     @api.post("/similar", dependencies=[only()], response_model=SimilarOut, responses=errors())
     def similar_text(body: SimilarText):
         """Papers related to an abstract's text."""
         served = service.current()
-        return {"generation": served.index.generation,
-                "hits": hits_json(served.index.similar_to_text(body.text, body.k))}
+        return {"generation": served.index.generation, **hits_json(served.index.similar_to_text(body.text, body.k))}
 
     return api
 

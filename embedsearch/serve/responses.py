@@ -3,7 +3,7 @@ error body every failure has, declared with the statuses each route can give."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,17 +23,23 @@ class HitOut(BaseModel):
     text: str
     cosine: float | None
     bm25: float | None
+    match: Literal["close", "related", "distant"]
     metadata: dict[str, Any]
+
+
+BestMatch = Literal["close", "related", "none"]
 
 
 class SearchOut(BaseModel):
     query: str
     generation: int
+    match: BestMatch
     hits: list[HitOut]
 
 
 class QueryHits(BaseModel):
     query: str
+    match: BestMatch
     hits: list[HitOut]
 
 
@@ -45,6 +51,7 @@ class SearchBatchOut(BaseModel):
 class SimilarOut(BaseModel):
     id: str | None = None
     generation: int
+    match: BestMatch
     hits: list[HitOut]
 
 
