@@ -66,6 +66,8 @@ def main() -> None:
             ids = index.documents.ids
             retrieved_other += [s for r, s in ranked if ids[r] not in judged]
             (best_relevant if ids[ranked[0][0]] in judged else best_other).append(ranked[0][1])
+        biomedical = np.asarray(index.embeddings[:1000], dtype=np.float32)
+        off_field = np.asarray([ranked[0][1] for ranked in bundled.snapshot.dense(biomedical, 1)])
     groups = {
         "bundled: best hit, on-topic queries (20)": top1(bundled, ON_TOPIC),
         "bundled: best hit, off-topic queries (20)": top1(bundled, OFF_TOPIC),
@@ -78,9 +80,38 @@ def main() -> None:
     settings = SearchSettings()
     rows = [[name, len(v), *quantiles(v), f"{np.mean(v >= settings.related_cosine):.0%}",
              f"{np.mean(v >= settings.close_cosine):.0%}"] for name, v in groups.items()]
-    print(table(["cosines", "n", "p5", "p25", "p50", "p75", "p95", f">= related {settings.related_cosine}",
+    print(table(["query to abstract", "n", "p5", "p25", "p50", "p75", "p95", f">= related {settings.related_cosine}",
                  f">= close {settings.close_cosine}"], rows))
-    save("score_bands", {name: v.tolist() for name, v in groups.items()})
+    papers = {**paper_neighbours(bundled),
+              "bundled: best hit for a SciFact abstract (1,000; biomedicine, no answer here)": off_field}
+    rows = [[name, len(v), *quantiles(v), f"{np.mean(v >= settings.similar_related_cosine):.0%}",
+             f"{np.mean(v >= settings.similar_close_cosine):.0%}"] for name, v in papers.items()]
+    print(table(["abstract to abstract", "n", "p5", "p25", "p50", "p75", "p95",
+                 f">= related {settings.similar_related_cosine}", f">= close {settings.similar_close_cosine}"], rows))
+    save("score_bands", {name: v.tolist() for name, v in {**groups, **papers}.items()})
+
+
+def paper_neighbours(bundled: Index) -> dict[str, np.ndarray]:
+    """Cosines between an abstract and its 5 nearest others: arXiv-2000 split by whether they share the
+    archive (hep-ph, math.CO...), and the bundled corpus."""
+    import json
+
+    from embedsearch.corpus import read_sources
+
+    arxiv = SHARED / "eval" / "arxiv" / "arxiv_kaggle_0704_2000.jsonl"
+    label = {json.loads(line)["id"]: json.loads(line)["label"] for line in arxiv.open()}
+    with tempfile.TemporaryDirectory() as tmp:
+        index = Index.build(read_sources([arxiv]).documents, Path(tmp) / "arxiv", progress=True)
+        ids, vectors = index.documents.ids, np.asarray(index.embeddings, dtype=np.float32)
+        same, other = [], []
+        for row, ranked in enumerate(index.snapshot.dense(vectors, 5, exclude=list(range(len(ids))))):
+            for r, cosine in ranked:
+                (same if label[ids[r]] == label[ids[row]] else other).append(cosine)
+    vectors = np.asarray(bundled.embeddings, dtype=np.float32)
+    nearest = bundled.snapshot.dense(vectors, 5, exclude=list(range(len(bundled))))
+    return {"arXiv-2000: 5 nearest, same archive": np.asarray(same),
+            "arXiv-2000: 5 nearest, another archive": np.asarray(other),
+            "bundled: 5 nearest of each abstract": np.asarray([c for ranked in nearest for _, c in ranked])}
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from embedsearch.corpus import FieldMap, bundled_sources, read_sources
+from embedsearch.corpus import Document, FieldMap, bundled_sources, read_sources
 from embedsearch.errors import InputError
 
 
@@ -103,3 +103,25 @@ def test_skip_invalid_keeps_good_rows_and_reports_the_rest(tmp_path):
     result = read_sources([src], skip_invalid=True)
     assert [d.id for d in result.documents] == ["a", "c"]
     assert [str(p).split(": ")[0].rsplit("/", 1)[1] for p in result.skipped] == ["c.jsonl:2", "c.jsonl:3", "c.jsonl:4"]
+
+
+@pytest.mark.parametrize("given, shown", [
+    (r"We propose \textbf{Neural CTMC} with an \emph{exit rate}", "We propose Neural CTMC with an exit rate"),
+    (r"perplexity $16.36$ (vs.\ GIDD $37.60$)", "perplexity 16.36 (vs. GIDD 37.60)"),
+    (r"monolithically---through proxies, 16--128 steps", "monolithically—through proxies, 16–128 steps"),
+    (r"as shown in \cite{marinov2021pareto} and Table~\ref{tab:main}", "as shown in [marinov2021pareto] and Table tab:main"),
+    ("We introduce **Negation Neglect**, a phenomenon", "We introduce Negation Neglect, a phenomenon"),
+    (r"$\lambda^\star\to 0$ and $O(\log t)$ regret", "λ^⋆→ 0 and O(log t) regret"),
+    (r"improves by 95\% and 5% over R&D; costs $5 million, not $10 million; #1 at ~30 ms",
+     "improves by 95% and 5% over R&D; costs $5 million, not $10 million; #1 at ~30 ms"),
+    ("Plain text with no markup at all.", "Plain text with no markup at all."),
+])
+def test_readable_renders_latex_and_markdown_and_keeps_what_plain_text_means(given, shown):
+    from embedsearch.corpus.readable import readable
+
+    assert readable(given) == shown
+
+
+def test_readable_copies_leave_the_stored_document_as_given():
+    doc = Document("a", r"We propose \emph{X}.", r"\textbf{Title}")
+    assert doc.readable() == Document("a", "We propose X.", "Title") and doc.text == r"We propose \emph{X}."

@@ -78,6 +78,19 @@ def test_scores_say_when_nothing_is_a_close_match(client):
         "match"] == "none"
 
 
+def test_display_gives_texts_rendered_for_reading_and_text_stays_as_stored(client):
+    plain = client.get(f"/documents/{CTMC}").json()
+    shown = client.get(f"/documents/{CTMC}", params={"display": "true"}).json()
+    assert "display" not in plain and shown["text"] == plain["text"] and "\\textbf{Neural CTMC}" in plain["text"]
+    assert "Neural CTMC" in shown["display"]["text"] and "\\" not in shown["display"]["text"]
+    hit = client.get("/search", params={"q": "Neural CTMC exit rate", "k": 1, "display": 1}).json()["hits"][0]
+    assert hit["id"] == CTMC and hit["display"]["text"] == shown["display"]["text"]
+    check = client.post("/duplicates/check", json={"text": REWORDED, "display": True}).json()
+    pair = check["groups"][0]["pairs"][0]
+    assert pair["display"]["a"] == REWORDED and pair["display"]["b"] == shown["display"]["text"]
+    assert all(p in shown["display"]["text"] or p in REWORDED for p in pair["display"]["passages"])
+
+
 def test_concurrent_queries_encoded_together_each_get_their_own_answer(server, metadata_index):
     """Many clients at once: the worker encodes their queries in shared model calls, and every answer must
     still be the library's answer to that client's own query."""

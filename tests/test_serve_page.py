@@ -4,12 +4,14 @@ map's meaning search. Every request is checked to stay on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from serve_helpers import Server
-from test_serve import CTMC, REWORDED
+from test_serve import CTMC, REWORDED, SAME_TOPIC
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +53,6 @@ def test_typing_a_query_shows_the_expected_paper_and_similar_papers_follow(page,
     similar.first.wait_for()
     expected = [h.id for h in metadata_index.similar(CTMC, 5)]
     assert [similar.nth(i).locator(".id").inner_text() for i in range(similar.count())] == expected
-    from urllib.parse import quote
-
     assert detail.get_by_role("link", name="Show on the topic map").get_attribute("href") == f"/map?focus={quote(CTMC, safe='')}"
     if shots:
         page.screenshot(path=str(Path(shots) / "serve-page.png"))
@@ -87,6 +87,48 @@ def test_a_pasted_near_duplicate_is_flagged_with_its_shared_passages_highlighted
     assert CTMC in match.inner_text() and match.locator(".verdict").inner_text() in ("near-identical", "reworded")
     marks = match.locator("mark")
     assert marks.count() >= 2 and all(len(marks.nth(i).inner_text()) > 30 for i in range(marks.count()))
+    sides = match.locator(".side-by-side > div")
+    assert sides.count() == 2 and "Your abstract" in sides.nth(0).inner_text()
+    assert sides.nth(1).locator("mark").count() >= 2  # the indexed text is highlighted too, side by side
+    assert "\\textbf" not in sides.nth(1).inner_text() and "Neural CTMC" in sides.nth(1).inner_text()
+    assert match.locator(f"a[href='/paper/{quote(CTMC, safe='')}']").count() >= 1
+    shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
+    if shots:
+        match.screenshot(path=str(Path(shots) / "serve-duplicate.png"))
+
+
+def test_no_duplicate_shows_the_nearest_papers_and_an_abstract_finds_papers_like_it(page, server):
+    page.goto(server.url + "/")
+    page.fill("#dup-text", "Coral reefs bleach when ocean water warms; we count bleached colonies on three reefs.")
+    page.get_by_role("button", name="Check for duplicates").click()
+    page.wait_for_function("document.getElementById('dup-status').textContent.startsWith('No duplicates')")
+    assert page.locator("#dup-results li").count() == 3
+    assert page.locator("#dup-results li .score").first.inner_text().startswith("distant")
+    page.fill("#dup-text", SAME_TOPIC)
+    page.get_by_role("button", name="Papers like this abstract").click()
+    page.wait_for_function("document.getElementById('dup-status').textContent.includes('like this abstract')")
+    assert page.locator("#dup-results li").count() == 10
+
+
+def test_a_batch_file_is_checked_and_its_report_downloads(page, server, tmp_path):
+    batch = tmp_path / "submissions.jsonl"
+    batch.write_text(json.dumps({"id": "sub-1", "abstract": REWORDED}) + "\n"
+                     + json.dumps({"id": "sub-2", "abstract": SAME_TOPIC}) + "\n")
+    page.goto(server.url + "/")
+    page.set_input_files("#batch-file", str(batch))
+    page.get_by_role("button", name="Check the batch").click()
+    page.wait_for_function("document.getElementById('batch-status').textContent.includes('checked')")
+    assert page.locator("#batch-status").inner_text() == "2 submissions checked: 1 flagged pair."
+    with page.expect_download() as download:
+        page.locator("#batch-download").click()
+    rows = Path(download.value.path()).read_text().splitlines()
+    assert rows[0].startswith("group,kept,a,b,verdict") and rows[1].split(",")[2:4] == ["sub-1", CTMC]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "abstract": "fine"}\n{"id": broken\n')
+    page.set_input_files("#batch-file", str(bad))
+    page.get_by_role("button", name="Check the batch").click()
+    page.wait_for_function("document.getElementById('batch-status').textContent.includes('bad.jsonl:2')")
+    expected_failures(page, 400)
 
 
 def test_keyboard_only_and_phone_width(browser, server):
@@ -132,3 +174,96 @@ def test_the_api_docs_render_offline(page, server):
     listed = {p.replace("\u200b", "") for p in paths}
     assert {"/search", "/duplicates/check", "/documents/{doc_id}"} <= listed  # this server is read-only:
     assert "/compact" not in listed  # its description lists no write endpoint
+
+
+def test_the_url_holds_the_search_and_back_restores_it(page, server):
+    server.wait_for_topics()  # the map is one of the pages visited
+    page.goto(server.url + "/")
+    page.wait_for_function("document.getElementById('about').textContent.includes('papers')")
+    page.fill("#q", "robot world models")
+    page.press("#q", "Enter")
+    page.select_option("#mode", "dense")
+    page.locator("#results > li").first.wait_for()
+    page.wait_for_function("location.search.includes('mode=dense')")
+    assert "q=robot+world+models" in page.url
+    first = page.locator("#results > li .id").first.inner_text()
+    page.locator("#results > li button.toggle").first.click()
+    page.get_by_role("link", name="Show on the topic map").first.click()
+    page.wait_for_url("**/map?focus=*")
+    page.go_back()
+    page.locator("#results > li").first.wait_for()
+    assert page.input_value("#q") == "robot world models" and page.input_value("#mode") == "dense"
+    assert page.locator("#results > li .id").first.inner_text() == first
+    page.go_back()  # the query before the mode changed
+    page.wait_for_function("document.getElementById('mode').value === 'hybrid'")
+    shared = page.context.new_page()  # a link someone was sent opens the same search, filter included
+    shared.goto(server.url + "/?q=learning&filter=track%3DA&k=3")
+    shared.locator("#results > li").first.wait_for()
+    assert shared.input_value("#filters select") == "A" and shared.locator("#results > li").count() <= 3
+    shared.close()
+
+
+def test_results_show_rendered_text_and_honest_scores(page, server):
+    page.goto(server.url + "/?q=zzzqqq+xyzzy")
+    page.wait_for_function("document.getElementById('status').textContent.startsWith('No close match')")
+    assert all(b.startswith("distant") for b in page.locator("#results .score").all_inner_texts())
+    assert "cosine" in page.locator("#results .score").first.get_attribute("title")
+    page.goto(server.url + "/?q=discrete+diffusion+with+continuous-time+Markov+chains")
+    page.locator("#results > li").first.wait_for()
+    assert page.locator("#status").inner_text().endswith("results")
+    assert page.locator("#results .score").first.inner_text().split()[0] in ("close", "related")
+    page.locator("#results > li button.toggle").first.click()
+    text = page.locator("#results .abstract").first.inner_text()
+    assert "Neural CTMC" in text and "\\textbf" not in text and "---" not in text and "—" in text
+
+
+def test_a_whole_abstract_pasted_into_search_is_sent_by_post(page, server, metadata_index):
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.goto(server.url + "/")
+    abstract = metadata_index.documents.get([metadata_index.documents.row_of[CTMC]])[0].text
+    page.fill("#q", abstract + " " + abstract)  # over 2,000 characters: too long for a URL
+    page.press("#q", "Enter")
+    page.locator("#results > li").first.wait_for()
+    assert page.locator("#results > li .id").first.inner_text() == CTMC
+    assert any(url.endswith("/search") for url in posts) and "q=" not in page.url
+
+
+def test_api_failures_read_as_sentences_not_api_messages(page, server):
+    page.route("**/search?*", lambda route: route.fulfill(
+        status=422, content_type="application/json",
+        body=json.dumps({"error": "k: Input should be less than or equal to 100", "status": 422})))
+    page.goto(server.url + "/?q=robots")
+    page.wait_for_function("document.getElementById('status').textContent.startsWith('The request')")
+    assert "Input should be" not in page.locator("#status").inner_text()
+    page.unroute("**/search?*")
+    page.route("**/search?*", lambda route: route.fulfill(status=503, content_type="application/json",
+                                                          body=json.dumps({"error": "busy", "status": 503})))
+    page.fill("#q", "robots again")
+    page.press("#q", "Enter")
+    page.wait_for_function("document.getElementById('status').textContent.includes('busy. Try again')")
+    expected_failures(page, 422, 503)
+
+
+def test_a_page_per_paper_with_similar_papers_and_near_duplicates(page, server, metadata_index):
+    server.wait_for_topics()
+    page.goto(server.url + f"/paper/{quote(CTMC, safe='')}")
+    page.wait_for_function("document.querySelectorAll('#paper .similar > li .id').length === 5")
+    assert "Neural CTMC" in page.locator("#paper .abstract").inner_text()
+    assert "\\textbf" not in page.locator("#paper").inner_text()
+    ids = page.locator("#paper .similar > li .id").all_inner_texts()
+    assert ids == [h.id for h in metadata_index.similar(CTMC, 5)]
+    page.wait_for_function("document.querySelector('#paper .paper-duplicates').textContent.startsWith('None')")
+    assert "topic" in page.locator("#paper .meta").inner_text()
+    button = page.get_by_role("button", name="Hide similar papers")
+    button.click()  # collapses, and keyboard focus stays where it was
+    assert page.locator("#paper .similar").is_hidden()
+    assert page.evaluate("document.activeElement.textContent") == "Similar papers"
+    page.goto(server.url + "/paper/no-such-paper")
+    page.wait_for_function("document.getElementById('paper').textContent.includes('not in the index')")
+    expected_failures(page, 404)
+
+
+def expected_failures(page, *statuses: int) -> None:
+    """Chromium logs every failed request as a console error: drop those a test caused on purpose."""
+    page.errors[:] = [e for e in page.errors if not any(f"status of {s} " in e for s in statuses)]

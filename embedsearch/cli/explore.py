@@ -103,6 +103,8 @@ def dedup(index: str | None = IndexOpt, as_json: bool = JsonOpt,
 
 def print_report(report, as_json: bool, none: str, against: bool = False) -> None:
     """A duplicate report as JSON, or as groups with their pairs and the first shared passage."""
+    from ..corpus.readable import readable
+
     if as_json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
         return
@@ -115,7 +117,7 @@ def print_report(report, as_json: bool, none: str, against: bool = False) -> Non
         for p in group.pairs:
             typer.echo(f"  {new}{one_line(p.a)} ~ {old}{one_line(p.b)}  {p.verdict:<14} cosine {p.cosine:.3f}  overlap {p.overlap:.2f}")
             if p.passages:
-                quote = p.passages[0]
+                quote = readable(p.passages[0]) or ""
                 typer.echo(f"    shared: \"{quote[:100]}{'…' if len(quote) > 100 else ''}\"")
 
 
@@ -170,7 +172,8 @@ def topics(index: str | None = IndexOpt, as_json: bool = JsonOpt, min_size: int 
         typer.echo(f"\ntopic {topic.id}: {topic.label}  ({topic.size} papers{parent})")
         typer.echo(f"  keywords: {', '.join(topic.keywords[:8])}")
         for rep in topic.representatives:
-            typer.echo(f"  - {rep}: {docs[rep].title or docs[rep].first_sentence(110)}")
+            paper = docs[rep].readable()
+            typer.echo(f"  - {rep}: {paper.title or paper.first_sentence(110)}")
 
 
 @app.command("map")
@@ -221,12 +224,5 @@ def _write_kept(report, idx, path: Path) -> None:
 
 
 def _write_pairs_csv(report, path: Path) -> None:
-    import csv
-
     with durable_file(Path(os.path.realpath(path)), newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
-        for number, group in enumerate(report.groups, start=1):
-            for p in group.pairs:
-                writer.writerow([number, group.kept, p.a, p.b, p.verdict, f"{p.cosine:.4f}", f"{p.overlap:.4f}",
-                                 " | ".join(p.passages)])
+        report.write_csv(fh)

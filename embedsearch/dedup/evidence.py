@@ -51,8 +51,9 @@ def containment(a: np.ndarray, b: np.ndarray) -> float:
     return np.intersect1d(a, b, assume_unique=True).size / smaller if smaller else 0.0
 
 
-def shared_passages(a: Shingled, b: Shingled, min_words: int = 8, most: int = 3) -> list[str]:
-    """The longest word runs the two texts have in common, quoted from the first text."""
+def shared_passages(a: Shingled, b: Shingled, min_words: int = 8, most: int | None = None) -> list[str]:
+    """Every run of at least ``min_words`` words the two texts have in common (the ``most`` longest, when
+    given), longest first, quoted from the first text: the evidence a reader checks a verdict against."""
     blocks = SequenceMatcher(None, a.words, b.words, autojunk=False).get_matching_blocks()
     longest = sorted((blk for blk in blocks if blk.size >= min_words), key=lambda blk: (-blk.size, blk.a))[:most]
     return [a.text[a.spans[blk.a][0]:a.spans[blk.a + blk.size - 1][1]] for blk in longest]

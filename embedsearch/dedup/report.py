@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import InputError
 from .groups import connected
@@ -151,6 +152,15 @@ class DuplicateReport:
     def to_json(self) -> dict[str, Any]:
         return {"groups": [g.to_json() for g in self.groups], "judged": len(self.ids), "kept": len(self.selected),
                 "duplicate_ratio": round(self.duplicate_ratio, 6)}
+
+    def write_csv(self, fh: TextIO) -> None:
+        """Every flagged pair, one CSV row each (``dedup --csv`` and the page's batch report)."""
+        writer = csv.writer(fh)
+        writer.writerow(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
+        for number, group in enumerate(self.groups, start=1):
+            for p in group.pairs:
+                writer.writerow([number, group.kept, p.a, p.b, p.verdict, f"{p.cosine:.4f}", f"{p.overlap:.4f}",
+                                 " | ".join(p.passages)])
 
 
 def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]]) -> tuple[DuplicateGroup, ...]:

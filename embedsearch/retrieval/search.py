@@ -28,8 +28,9 @@ FUSIONS = ("max", "minmax", "rrf")
 class SearchSettings:
     """How results are ranked. ``candidates`` is the depth taken from each retriever before fusion. A hit's
     cosine places it in a band a reader can compare across queries and modes: ``close`` from ``close_cosine``,
-    ``related`` from ``related_cosine``, else ``distant``; no close or related hit is "no close match".
-    Both were measured for all-MiniLM-L6-v2 (benchmarks/score_bands_bench.py); another model may want others."""
+    ``related`` from ``related_cosine``, else ``distant``; no close or related hit is "no close match". An
+    abstract's neighbours (``similar``) use the ``similar_`` pair. All were measured for all-MiniLM-L6-v2
+    (benchmarks/score_bands_bench.py); another model may want others."""
 
     mode: str = "hybrid"
     fusion: str = "max"
@@ -38,6 +39,8 @@ class SearchSettings:
     rrf_k: int = 60
     related_cosine: float = 0.3
     close_cosine: float = 0.5
+    similar_related_cosine: float = 0.35
+    similar_close_cosine: float = 0.65
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -50,9 +53,16 @@ class SearchSettings:
             raise InputError(f"candidates must be at least 1, got {self.candidates}; 100 is the tuned depth")
         if self.rrf_k < 1:
             raise InputError(f"rrf_k must be at least 1, got {self.rrf_k}; 60 is the usual constant")
-        if not -1 <= self.related_cosine <= self.close_cosine <= 1:
-            raise InputError(f"need -1 <= related_cosine ({self.related_cosine}) <= close_cosine "
-                             f"({self.close_cosine}) <= 1")
+        for low, high in (("related_cosine", "close_cosine"), ("similar_related_cosine", "similar_close_cosine")):
+            if not -1 <= getattr(self, low) <= getattr(self, high) <= 1:
+                raise InputError(f"need -1 <= {low} ({getattr(self, low)}) <= {high} ({getattr(self, high)}) <= 1")
+
+    def bands(self, abstracts: bool = False) -> tuple[float, float]:
+        """The related and close thresholds for a query (or, with ``abstracts``, for an abstract's neighbours:
+        whole abstracts share more words and style, so their cosines run higher)."""
+        if abstracts:
+            return self.similar_related_cosine, self.similar_close_cosine
+        return self.related_cosine, self.close_cosine
 
 
 @dataclass(frozen=True)
@@ -76,8 +86,9 @@ class Hit:
 
     @property
     def preview(self) -> str:
-        """The title, or the first sentence when the source has no titles."""
-        return self.title or Document(self.id, self.text).first_sentence()
+        """The title, or the first sentence when the source has no titles, rendered for a reader."""
+        shown = Document(self.id, self.text, self.title).readable()
+        return shown.title or shown.first_sentence()
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's ``--json`` line and the API's hit: the score with its evidence and the metadata."""
@@ -177,26 +188,27 @@ def search_many(snapshot: Snapshot, queries: Sequence[str], k: int, settings: Se
     check_k(k)
     queries = [check_query(q) for q in queries]
     allowed = snapshot.allowed_rows([f if isinstance(f, Filter) else Filter.parse(f) for f in filters])
-    return [hits(snapshot, ranked, settings) for ranked in rank(snapshot, queries, k, settings, allowed)]
+    return [hits(snapshot, ranked, settings.bands()) for ranked in rank(snapshot, queries, k, settings, allowed)]
 
 
 def nearest(snapshot: Snapshot, query: np.ndarray, k: int, settings: SearchSettings,
             exclude: int | None = None) -> list[Hit]:
     """The ``k`` rows nearest one query vector (``exclude``: a row left out, the paper asked about)."""
     ranked = snapshot.dense(query, k, exclude=None if exclude is None else [exclude])[0]
-    return hits(snapshot, [Ranked(r, s, s, None) for r, s in ranked], settings)
+    return hits(snapshot, [Ranked(r, s, s, None) for r, s in ranked], settings.bands(abstracts=True))
 
 
-def hits(snapshot: Snapshot, ranked: Sequence[Ranked], settings: SearchSettings) -> list[Hit]:
+def hits(snapshot: Snapshot, ranked: Sequence[Ranked], bands: tuple[float, float]) -> list[Hit]:
     documents = snapshot.documents.get([r.row for r in ranked])
-    return [Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25, band(r.cosine, settings))
+    return [Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25, band(r.cosine, bands))
             for rank, (r, doc) in enumerate(zip(ranked, documents), start=1)]
 
 
-def band(cosine: float | None, settings: SearchSettings) -> str:
-    if cosine is not None and cosine >= settings.close_cosine:
+def band(cosine: float | None, bands: tuple[float, float]) -> str:
+    related, close = bands
+    if cosine is not None and cosine >= close:
         return "close"
-    return "related" if cosine is not None and cosine >= settings.related_cosine else "distant"
+    return "related" if cosine is not None and cosine >= related else "distant"
 
 
 def rank(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSettings,

@@ -1,7 +1,7 @@
-"""The JSON API, one router per resource (search, documents, topics, duplicates, the index): read endpoints
-on the generation a worker serves, write endpoints (``--writable`` and a bearer token) that commit through
-the writer lock and move this worker to the new generation at once. Sync routes run in the server's thread
-pool, so a slow request never holds up the others."""
+"""The JSON API, one router per resource (search, documents, topics, the index; ``duplicates`` has its own
+module): read endpoints on the generation a worker serves, write endpoints (``--writable`` and a bearer
+token) that commit through the writer lock and move this worker to the new generation at once. Sync routes
+run in the server's thread pool, so a slow request never holds up the others."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, Request, Security
 from fastapi.security import HTTPBearer
 
+from ..corpus import Document
 from ..errors import IdConflictError, UnknownIdError
 from ..index import Index
-from ..retrieval.search import Hit, best_match
+from ..retrieval.search import Hit, SearchSettings, best_match
 from .guard import ApiError, authorised
 from .live import Live, Served
-from .responses import (AddOut, CompactOut, DocumentOut, DuplicatesOut, HealthOut, InfoOut, RemoveOut, SearchBatchOut,
+from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, RemoveOut, SearchBatchOut,
                         SearchOut, SimilarOut, TopicsOut, errors)
-from .schemas import AddDocuments, DuplicateCheck, Mode, SearchBatch, SimilarText
+from .schemas import AddDocuments, Mode, SearchBatch, SimilarText
 from .settings import LIMITS, ServeSettings
 from .topics import TopicsState
 
@@ -37,9 +38,25 @@ def only(*names: str):
     return Depends(check)
 
 
-def hits_json(hits: list[Hit]) -> dict[str, Any]:
+DISPLAY = Query(False, description="Also give each text rendered for reading (LaTeX and Markdown as plain "
+                                   "text) under `display`; `text` and `title` stay as stored.")
+
+
+def bands(settings: SearchSettings) -> dict[str, float]:
+    """The cosine thresholds of the bands, for queries and for an abstract's neighbours."""
+    (related, close), (similar_related, similar_close) = settings.bands(), settings.bands(abstracts=True)
+    return {"related": related, "close": close, "similar_related": similar_related, "similar_close": similar_close}
+
+
+def shown(document: Document) -> dict[str, Any]:
+    paper = document.readable()
+    return {"title": paper.title, "text": paper.text}
+
+
+def hits_json(hits: list[Hit], display: bool = False) -> dict[str, Any]:
     """Hits with the best band among them (``none``: no close match)."""
-    return {"match": best_match(hits), "hits": [h.to_json() for h in hits]}
+    return {"match": best_match(hits), "hits": [{**h.to_json(), **({"display": shown(Document(h.id, h.text, h.title))}
+                                                                  if display else {})} for h in hits]}
 
 
 @dataclass(frozen=True)
@@ -65,12 +82,6 @@ class Service:
         return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
 
 
-def routers(service: Service) -> list[APIRouter]:
-    write = writer(service)
-    return [search_router(service), documents_router(service, write), topics_router(service),
-            duplicates_router(service), index_router(service, write)]
-
-
 def one_query(q: str) -> str:
     if len(q) > LIMITS.get_query_chars:
         raise ApiError(414, f"q is {len(q):,} characters; GET takes at most {LIMITS.get_query_chars:,}: "
@@ -81,37 +92,39 @@ def one_query(q: str) -> str:
 def search_router(service: Service) -> APIRouter:
     api = APIRouter(tags=["search"])
 
-    @api.get("/search", dependencies=[only("q", "k", "mode", "filter")], response_model=SearchOut,
+    @api.get("/search", dependencies=[only("q", "k", "mode", "filter", "display")], response_model=SearchOut, response_model_exclude_unset=True,
              responses=errors(414))
     def search(q: str = Query(..., description="Free-text query."), k: int = Query(10, ge=1, le=LIMITS.k),
                mode: Mode | None = None,
-               filter: list[str] = Query([], max_length=LIMITS.filters, description="FIELD=VALUE, FIELD>=N")):
+               filter: list[str] = Query([], max_length=LIMITS.filters, description="FIELD=VALUE, FIELD>=N"),
+               display: bool = DISPLAY):
         """The ``k`` abstracts that best match a query (as ``embedsearch search --json``)."""
         served = service.current()
         hits = served.index.search(one_query(q), k, mode, filter)
-        return {"query": q, "generation": served.index.generation, **hits_json(hits)}
+        return {"query": q, "generation": served.index.generation, **hits_json(hits, display)}
 
-    @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, responses=errors())
+    @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, response_model_exclude_unset=True, responses=errors())
     def search_batch(body: SearchBatch):
         """Many queries at once, answered with one batched encode."""
         served = service.current()
         results = served.index.search_many(body.queries, body.k, body.mode, body.filters)
         return {"generation": served.index.generation,
-                "results": [{"query": q, **hits_json(h)} for q, h in zip(body.queries, results)]}
+                "results": [{"query": q, **hits_json(h, body.display)} for q, h in zip(body.queries, results)]}
 
-    @api.get("/similar/{doc_id:path}", dependencies=[only("k")], response_model=SimilarOut, responses=errors(404))
-    def similar(doc_id: str, k: int = Query(10, ge=1, le=LIMITS.k)):
+    @api.get("/similar/{doc_id:path}", dependencies=[only("k", "display")], response_model=SimilarOut, response_model_exclude_unset=True,
+             responses=errors(404))
+    def similar(doc_id: str, k: int = Query(10, ge=1, le=LIMITS.k), display: bool = DISPLAY):
         """Papers related to a paper of the index, itself excluded."""
         served = service.current()
         if doc_id not in served.index.documents.row_of:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
-        return {"id": doc_id, "generation": served.index.generation, **hits_json(served.index.similar(doc_id, k))}
+        return {"id": doc_id, "generation": served.index.generation, **hits_json(served.index.similar(doc_id, k), display)}
 
-    @api.post("/similar", dependencies=[only()], response_model=SimilarOut, responses=errors())
+    @api.post("/similar", dependencies=[only()], response_model=SimilarOut, response_model_exclude_unset=True, responses=errors())
     def similar_text(body: SimilarText):
         """Papers related to an abstract's text."""
         served = service.current()
-        return {"generation": served.index.generation, **hits_json(served.index.similar_to_text(body.text, body.k))}
+        return {"generation": served.index.generation, **hits_json(served.index.similar_to_text(body.text, body.k), body.display)}
 
     return api
 
@@ -141,15 +154,17 @@ def documents_router(service: Service, write: Any) -> APIRouter:
     writable = service.writable
     live, wait = service.live, service.settings.lock_wait_seconds
 
-    @api.get("/documents/{doc_id:path}", dependencies=[only()], response_model=DocumentOut, responses=errors(404))
-    def document(doc_id: str):
+    @api.get("/documents/{doc_id:path}", dependencies=[only("display")], response_model=DocumentOut, response_model_exclude_unset=True,
+             responses=errors(404))
+    def document(doc_id: str, display: bool = DISPLAY):
         """One paper with its metadata and, when topics are ready, its topic."""
         served = service.current()
         row = served.index.documents.row_of.get(doc_id)
         if row is None:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}")
         doc = served.index.documents.get([row])[0]
-        return {**doc.to_record(), "generation": served.index.generation, "topic": service.topic_of(doc.id)}
+        return {**doc.to_record(), "generation": served.index.generation, "topic": service.topic_of(doc.id),
+                **({"display": shown(doc)} if display else {})}
 
     @api.post("/documents", dependencies=[write, only()], status_code=201, response_model=AddOut,
               responses=errors(403, 409, 503), include_in_schema=writable)
@@ -199,21 +214,6 @@ def topics_router(service: Service) -> APIRouter:
     return api
 
 
-def duplicates_router(service: Service) -> APIRouter:
-    api = APIRouter(tags=["duplicates"])
-
-    @api.post("/duplicates/check", dependencies=[only()], response_model=DuplicatesOut, responses=errors())
-    def duplicates_check(body: DuplicateCheck):
-        """Each new abstract's matches in the index, with verdict, cosine, overlap and shared passages (as
-        ``embedsearch dedup --against --json``); nothing is added."""
-        documents = body.documents()
-        served = service.current()
-        report = served.index.check_duplicates(documents, **body.overrides())
-        return {**report.to_json(), "generation": served.index.generation}
-
-    return api
-
-
 def index_router(service: Service, write: Any) -> APIRouter:
     api = APIRouter(tags=["index"])
     writable = service.writable
@@ -231,7 +231,7 @@ def index_router(service: Service, write: Any) -> APIRouter:
         return {**served.info, "fields": served.fields,
                 "writable": service.writable,
                 "topics": "ready" if topics.ready else ("off" if not topics.enabled else "computing"),
-                "limits": asdict(LIMITS)}
+                "limits": asdict(LIMITS), "bands": bands(served.index.search_settings)}
 
     @api.post("/compact", dependencies=[write, only()], response_model=CompactOut, responses=errors(403, 503),
               include_in_schema=writable)

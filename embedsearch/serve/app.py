@@ -24,7 +24,7 @@ CONFIG_ENV = "EMBEDSEARCH_SERVE_CONFIG"
 def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), token: str | None = None) -> FastAPI:
     """The service for the index at ``path``: JSON API, web page and topic map. Write endpoints need
     ``settings.writable`` and ``token``."""
-    from . import api, page
+    from . import api, duplicates, page
 
     topics = TopicsState(settings.topics)
     live = Live(Path(path), settings, on_change=topics.want)
@@ -40,7 +40,10 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
     app = FastAPIOffline(title="embedsearch", version=__version__, redirect_slashes=False, lifespan=lifespan,
                   description="Find related papers, topics and near-duplicates in a corpus of abstracts.")
     install(app)
-    for router in api.routers(api.Service(live, topics, settings, token)):
+    service = api.Service(live, topics, settings, token)
+    write = api.writer(service)
+    for router in (api.search_router(service), api.documents_router(service, write), api.topics_router(service),
+                   duplicates.router(service), api.index_router(service, write)):
         app.include_router(router)
     app.include_router(page.router(live, topics))
     app.state.live, app.state.topics = live, topics

@@ -38,6 +38,12 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
     def home() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
+    @page.get("/paper/{doc_id:path}")
+    def paper(doc_id: str) -> FileResponse:
+        """A page per paper (a link to share): the page's script shows the paper, its similar papers and
+        near-duplicates; a missing id is said on the page."""
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
     @page.get("/favicon.ico")
     def favicon() -> Response:
         """No icon, said without an error (browsers ask for one on every page)."""

@@ -15,6 +15,13 @@ class ErrorBody(BaseModel):
     status: int
 
 
+class Display(BaseModel):
+    """A paper's title and text rendered for reading (asked for with ``display``)."""
+
+    title: str | None
+    text: str
+
+
 class HitOut(BaseModel):
     rank: int
     id: str
@@ -25,6 +32,7 @@ class HitOut(BaseModel):
     bm25: float | None
     match: Literal["close", "related", "distant"]
     metadata: dict[str, Any]
+    display: Display | None = None
 
 
 BestMatch = Literal["close", "related", "none"]
@@ -68,6 +76,7 @@ class DocumentOut(BaseModel):
     metadata: dict[str, Any]
     generation: int
     topic: TopicRef | None
+    display: Display | None = None
 
 
 class TopicOut(TopicRef):
@@ -83,6 +92,14 @@ class TopicsOut(BaseModel):
     generation: int
 
 
+class PairDisplay(BaseModel):
+    """Both texts of a pair and its shared passages, rendered for reading (asked for with ``display``)."""
+
+    a: str
+    b: str
+    passages: list[str]
+
+
 class PairOut(BaseModel):
     a: str
     b: str
@@ -90,6 +107,7 @@ class PairOut(BaseModel):
     overlap: float
     verdict: str
     passages: list[str]
+    display: PairDisplay | None = None
 
 
 class GroupOut(BaseModel):
@@ -131,6 +149,7 @@ class InfoOut(BaseModel):
     writable: bool
     topics: str
     limits: dict[str, int]
+    bands: dict[str, float]
 
 
 class AddOut(BaseModel):

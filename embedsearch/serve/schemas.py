@@ -44,11 +44,13 @@ class SearchBatch(Strict):
     mode: Mode | None = None
     filters: list[Annotated[str, Field(max_length=500), AfterValidator(_clean)]] = Field(
         default=[], max_length=LIMITS.filters)
+    display: Annotated[bool, Field(strict=True, description="Also give texts rendered for reading.")] = False
 
 
 class SimilarText(Strict):
     text: Text
     k: K = 10
+    display: Annotated[bool, Field(strict=True, description="Also give texts rendered for reading.")] = False
 
 
 class Abstract(Strict):
@@ -70,6 +72,7 @@ class DuplicateCheck(Strict):
     threshold: Share | None = None
     min_cosine: Share | None = None
     min_overlap: Share | None = None
+    display: Annotated[bool, Field(strict=True, description="Also give texts rendered for reading.")] = False
 
     @model_validator(mode="after")
     def _one_form(self) -> DuplicateCheck:

@@ -135,7 +135,8 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
 
     assigned = np.asarray(model.assignments[level])
     rows = shown_rows(assigned, max_points, model.settings.get("seed", 0))
-    shown = documents.get(rows.tolist()) if hasattr(documents, "get") else [documents[r] for r in rows]
+    shown = [d.readable() for d in (documents.get(rows.tolist()) if hasattr(documents, "get")
+                                     else [documents[r] for r in rows])]
     coords = model.coordinates[rows]
     assigned = assigned[rows]
     topics = model.topics(level)

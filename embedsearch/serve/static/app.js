@@ -1,29 +1,67 @@
 "use strict";
-// The search page: results as you type, filters built from the index's fields, expandable results with
-// similar papers and topic, and a duplicate checker with shared passages highlighted. No dependencies.
+// The search page: results as you type with honest scores, state kept in the URL (Back restores it), a page
+// per paper (/paper/ID), and a duplicate checker with the two texts side by side. Texts come rendered for
+// reading (display=1: LaTeX and Markdown as plain text). No dependencies.
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
   const node = Object.assign(document.createElement(tag), props);
   node.append(...children.filter((c) => c !== null && c !== undefined));
   return node;
 };
+const LONG_QUERY = 1500;  // longer text goes by POST (a URL has room for about 2,000 characters)
+let bands = {related: 0.3, close: 0.5, similar_related: 0.35, similar_close: 0.65};
 
-async function api(path, options = {}) {
-  const response = await fetch(path, options);
-  let body = null;
-  try { body = await response.json(); } catch (e) { body = {error: response.statusText}; }
-  if (!response.ok) throw new Error(body.error || ("HTTP " + response.status));
-  return body;
+function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`; }
+
+// An API error as a reader should see it: what went wrong and what to do, never a validator's message.
+function readable(status, message) {
+  if (status === 0) return "The server could not be reached. Is embedsearch serve still running?";
+  if (status === 404) return "That paper is not in the index (it may have been removed).";
+  if (status === 503) return "The index is busy. Try again in a few seconds.";
+  if (status >= 500) return "The server could not answer this time. Try again; if it keeps failing, see its log.";
+  if (status === 422 || status === 414 || status === 413) return "The request could not be read: " +
+    (/characters|too large|long/.test(message) ? "the text is too long." : "check the query and the settings.");
+  return message;  // 400 and 409 are written for a reader (a filter on an unknown field, a duplicate)
 }
 
+async function api(path, options = {}) {
+  let response;
+  try { response = await fetch(path, options); } catch (e) {
+    if (e.name === "AbortError") throw e;
+    throw new Error(readable(0, ""));
+  }
+  let body = null;
+  try { body = await response.json(); } catch (e) { body = {error: response.statusText}; }
+  if (!response.ok) throw new Error(readable(response.status, body.error || ""));
+  return body;
+}
+const post = (path, body) => api(path, {method: "POST", headers: {"Content-Type": "application/json"},
+                                        body: JSON.stringify(body)});
+const shown = (hit) => hit.display || hit;  // the text rendered for reading, when the server gave it
+
 function preview(hit) {
-  if (hit.title) return hit.title;
-  const text = hit.text.replace(/\s+/g, " ");
+  const paper = shown(hit);
+  if (paper.title) return paper.title;
+  const text = paper.text.replace(/\s+/g, " ");
   const stop = text.search(/[.?!] /);
   return stop > 0 && stop < 200 ? text.slice(0, stop + 1) : text.slice(0, 200) + (text.length > 200 ? "…" : "");
 }
 
-// ---- filters -------------------------------------------------------------------------------------
+// The cosine and its band; ``abstracts``: a paper's neighbours, whose cosines run higher than a query's.
+function scoreBadge(hit, abstracts) {
+  const cosine = hit.cosine === null || hit.cosine === undefined ? 0 : hit.cosine;
+  const [related, close] = abstracts ? [bands.similar_related, bands.similar_close] : [bands.related, bands.close];
+  return el("span", {className: `score ${hit.match}`, textContent: `${hit.match} ${cosine.toFixed(2)}`,
+    title: `cosine ${cosine.toFixed(3)}: how close in meaning, comparable across ` +
+           `${abstracts ? "papers" : "queries and modes"}. close from ${close}, related from ${related}, ` +
+           "below that distant."});
+}
+
+function paperLink(id, text) {
+  return el("a", {href: `/paper/${encodeURIComponent(id)}`, className: "paper-link", textContent: text});
+}
+
+// ---- filters and the URL -------------------------------------------------------------------------
 function buildFilters(fields) {
   const box = $("filters");
   box.replaceChildren();
@@ -51,19 +89,66 @@ function activeFilters() {
     .map((c) => `${c.dataset.field}${c.dataset.op}${c.value}`);
 }
 
+function stateFromForm() {
+  const params = new URLSearchParams();
+  const q = $("q").value.trim();
+  if (q && q.length <= LONG_QUERY) params.set("q", q);
+  if ($("mode").value !== "hybrid") params.set("mode", $("mode").value);
+  if ($("k").value && $("k").value !== "10") params.set("k", $("k").value);
+  for (const f of activeFilters()) params.append("filter", f);
+  return params;
+}
+
+function remember(push) {
+  const query = stateFromForm().toString();
+  const url = "/" + (query ? "?" + query : "");
+  if (url !== location.pathname + location.search) history[push ? "pushState" : "replaceState"]({}, "", url);
+}
+
+function restoreForm() {
+  const params = new URLSearchParams(location.search);
+  $("q").value = params.get("q") || "";
+  $("mode").value = ["hybrid", "dense", "lexical"].includes(params.get("mode")) ? params.get("mode") : "hybrid";
+  $("k").value = params.get("k") || "10";
+  const wanted = params.getAll("filter");
+  for (const control of $("filters").querySelectorAll("[data-field]")) {
+    const prefix = control.dataset.field + control.dataset.op;
+    const given = wanted.find((f) => f.startsWith(prefix) && !"=<>".includes(f[prefix.length] || ""));
+    control.value = given ? given.slice(prefix.length) : "";
+  }
+}
+
 // ---- results -------------------------------------------------------------------------------------
-function renderHits(list, hits, withScores = true) {
+function renderHits(list, hits, abstracts = false) {
   list.replaceChildren();
   for (const hit of hits) {
     const detail = el("div", {className: "detail", hidden: true});
-    const toggle = el("button", {className: "toggle", type: "button"},
-      withScores ? el("span", {className: "score", textContent: hit.score.toFixed(3)}) : null,
+    const toggle = el("button", {className: "toggle", type: "button"}, scoreBadge(hit, abstracts),
       el("span", {className: "title", textContent: preview(hit)}), " ",
       el("span", {className: "id", textContent: hit.id}));
     toggle.setAttribute("aria-expanded", "false");
     toggle.addEventListener("click", () => toggleDetail(hit, toggle, detail));
-    list.append(el("li", {className: "hit"}, toggle, detail));
+    list.append(el("li", {className: `hit ${hit.match}`}, toggle, detail));
   }
+}
+
+function similarSection(id) {
+  const list = el("ol", {className: "similar", "aria-label": "similar papers", hidden: true});
+  const button = el("button", {type: "button", className: "link", textContent: "Similar papers"});
+  button.setAttribute("aria-expanded", "false");
+  button.addEventListener("click", async () => {
+    const open = button.getAttribute("aria-expanded") !== "true";
+    button.setAttribute("aria-expanded", String(open));
+    button.textContent = open ? "Hide similar papers" : "Similar papers";
+    list.hidden = !open;
+    if (!open || list.childElementCount) return;
+    list.setAttribute("aria-busy", "true");
+    try {
+      renderHits(list, (await api(`/similar/${encodeURIComponent(id)}?k=5&display=1`)).hits, true);
+    } catch (e) { list.replaceChildren(el("li", {textContent: e.message})); }
+    list.removeAttribute("aria-busy");
+  });
+  return [button, list];
 }
 
 async function toggleDetail(hit, toggle, detail) {
@@ -72,46 +157,64 @@ async function toggleDetail(hit, toggle, detail) {
   detail.hidden = !open;
   if (!open || detail.childElementCount) return;
   const meta = el("p", {className: "meta", textContent: "id " + hit.id});
-  const similarList = el("ol", {className: "similar", "aria-label": "similar papers"});
-  const similarButton = el("button", {type: "button", className: "link", textContent: "Similar papers"});
-  similarButton.addEventListener("click", async () => {
-    similarButton.disabled = true;
-    try {
-      const body = await api(`/similar/${encodeURIComponent(hit.id)}?k=5`);
-      renderHits(similarList, body.hits);
-    } catch (e) { similarList.replaceChildren(el("li", {textContent: e.message})); }
-  });
+  const [similarButton, similarList] = similarSection(hit.id);
   const mapLink = el("a", {href: `/map?focus=${encodeURIComponent(hit.id)}`, textContent: "Show on the topic map"});
-  detail.append(el("p", {className: "abstract", textContent: hit.text}), meta,
-                el("div", {className: "actions"}, similarButton, mapLink), similarList);
+  const ranking = hit.bm25 !== null && hit.cosine !== null && hit.score !== hit.cosine
+    ? ` · ranked by ${$("mode").value === "lexical" ? "BM25" : "fused"} score ${hit.score.toFixed(3)}` : "";
+  detail.append(el("p", {className: "abstract", textContent: shown(hit).text}), meta,
+                el("div", {className: "actions"}, paperLink(hit.id, "Paper page"), similarButton, mapLink),
+                similarList);
   try {
     const doc = await api(`/documents/${encodeURIComponent(hit.id)}`);
-    const parts = ["id " + doc.id];
-    if (doc.topic) parts.push("topic: " + doc.topic.label);
-    for (const [key, value] of Object.entries(doc.metadata || {})) parts.push(`${key}: ${value}`);
-    meta.textContent = parts.join(" · ");
-  } catch (e) { meta.textContent = "id " + hit.id; }
+    meta.textContent = describe(doc).join(" · ") + ranking;
+  } catch (e) { meta.textContent = "id " + hit.id + ranking; }
+}
+
+function describe(doc) {
+  const parts = ["id " + doc.id];
+  if (doc.topic) parts.push("topic: " + doc.topic.label);
+  for (const [key, value] of Object.entries(doc.metadata || {})) parts.push(`${key}: ${value}`);
+  return parts;
 }
 
 let timer = null, inflight = null;
 function schedule() { clearTimeout(timer); timer = setTimeout(() => run(false), 250); }
 
-async function run(now) {
+async function run(push) {
   clearTimeout(timer);
+  remember(push);
   const q = $("q").value.trim();
   if (!q) { $("results").replaceChildren(); $("status").textContent = ""; return; }
   if (inflight) inflight.abort();
   inflight = new AbortController();
-  const params = new URLSearchParams({q, k: $("k").value || "10", mode: $("mode").value});
-  for (const f of activeFilters()) params.append("filter", f);
+  const k = Math.min(100, Math.max(1, parseInt($("k").value, 10) || 10));
+  const mode = $("mode").value, filters = activeFilters();
   $("status").textContent = "Searching…";
   try {
-    const body = await api("/search?" + params, {signal: inflight.signal});
+    let body;
+    if (q.length > LONG_QUERY) {
+      body = (await api("/search", {method: "POST", signal: inflight.signal, headers: {"Content-Type": "application/json"},
+                                    body: JSON.stringify({queries: [q], k, mode, filters, display: true})})).results[0];
+    } else {
+      const params = new URLSearchParams({q, k, mode, display: "1"});
+      for (const f of filters) params.append("filter", f);
+      body = await api("/search?" + params, {signal: inflight.signal});
+    }
     renderHits($("results"), body.hits);
-    $("status").textContent = body.hits.length ? `${body.hits.length} results` : "No results";
+    $("status").textContent = status(body);
   } catch (e) {
     if (e.name !== "AbortError") { $("results").replaceChildren(); $("status").textContent = e.message; }
   }
+}
+
+function status(body) {
+  if (!body.hits.length) return "No results: no abstract uses these words. Try the meaning or hybrid mode.";
+  if (body.match === "none") {
+    const best = Math.max(...body.hits.map((h) => h.cosine || 0));
+    return `No close match: none of these ${plural(body.hits.length, "paper")} is about your query ` +
+           `(best cosine ${best.toFixed(2)}, related starts at ${bands.related}).`;
+  }
+  return plural(body.hits.length, "result");
 }
 
 // ---- duplicate check -----------------------------------------------------------------------------
@@ -134,29 +237,111 @@ function highlighted(text, passages) {
   return out;
 }
 
+function pairView(pair, ownLabel) {
+  const display = pair.display || {a: "", b: "", passages: pair.passages};
+  return el("div", {className: "match"},
+    el("p", {}, el("span", {className: `verdict ${pair.verdict}`, textContent: pair.verdict}),
+       ` · cosine ${pair.cosine.toFixed(3)} · ${(100 * pair.overlap).toFixed(0)}% of the wording shared · `,
+       paperLink(pair.b, pair.b)),
+    el("div", {className: "side-by-side"},
+       el("div", {}, el("h3", {textContent: ownLabel}), highlighted(display.a, display.passages)),
+       el("div", {}, el("h3", {}, "Indexed: ", paperLink(pair.b, pair.b)), highlighted(display.b, display.passages))));
+}
+
 async function checkDuplicates(event) {
   event.preventDefault();
   const text = $("dup-text").value;
   const box = $("dup-results");
   box.replaceChildren();
+  if (!text.trim()) { $("dup-status").textContent = "Paste an abstract first."; return; }
   $("dup-status").textContent = "Checking…";
   try {
-    const report = await api("/duplicates/check", {method: "POST", headers: {"Content-Type": "application/json"},
-                                                    body: JSON.stringify({text})});
+    const report = await post("/duplicates/check", {text, display: true});
     const pairs = report.groups.flatMap((g) => g.pairs);
-    $("dup-status").textContent = pairs.length
-      ? `Flagged: ${pairs.length} match(es) in the index` : "No duplicates found in the index";
-    for (const pair of pairs) {
-      let other = {text: ""};
-      try { other = await api(`/documents/${encodeURIComponent(pair.b)}`); } catch (e) { /* removed since */ }
-      box.append(el("div", {className: "match"},
-        el("p", {}, el("span", {className: `verdict ${pair.verdict}`, textContent: pair.verdict}),
-           ` · cosine ${pair.cosine.toFixed(3)} · overlap ${(100 * pair.overlap).toFixed(0)}% · `,
-           el("span", {className: "id", textContent: pair.b})),
-        el("h3", {textContent: "Indexed abstract"}), highlighted(other.text, pair.passages),
-        el("h3", {textContent: "Your abstract"}), highlighted(text, pair.passages)));
+    if (pairs.length) {
+      $("dup-status").textContent = `Flagged: ${plural(pairs.length, "match")} in the index`;
+      for (const pair of pairs) box.append(pairView(pair, "Your abstract"));
+      return;
     }
+    const near = await post("/similar", {text, k: 3, display: true});
+    $("dup-status").textContent = "No duplicates found in the index. The nearest papers:";
+    const list = el("ol", {className: "similar", "aria-label": "nearest papers"});
+    renderHits(list, near.hits, true);
+    box.append(list);
   } catch (e) { $("dup-status").textContent = e.message; }
+}
+
+async function similarToAbstract() {
+  const text = $("dup-text").value;
+  if (!text.trim()) { $("dup-status").textContent = "Paste an abstract first."; return; }
+  $("dup-results").replaceChildren();
+  $("dup-status").textContent = "Searching…";
+  try {
+    const body = await post("/similar", {text, k: 10, display: true});
+    const list = el("ol", {className: "similar", "aria-label": "papers like this abstract"});
+    renderHits(list, body.hits, true);
+    $("dup-results").append(list);
+    $("dup-status").textContent = body.match === "none" ? "No close match in the index. The nearest papers:"
+      : `${plural(body.hits.length, "paper")} like this abstract`;
+  } catch (e) { $("dup-status").textContent = e.message; }
+}
+
+async function checkBatch(event) {
+  event.preventDefault();
+  const file = $("batch-file").files[0];
+  if (!file) { $("batch-status").textContent = "Choose a JSONL or CSV file of submissions first."; return; }
+  $("batch-status").textContent = `Checking ${file.name}…`;
+  $("batch-download").hidden = true;
+  try {
+    const response = await fetch(`/duplicates/check-file?name=${encodeURIComponent(file.name)}`,
+                                 {method: "POST", body: file});
+    if (!response.ok) {
+      let message = "";
+      try { message = (await response.json()).error; } catch (e) { /* not JSON */ }
+      throw new Error(response.status === 400 ? message : readable(response.status, message));
+    }
+    const report = await response.text();
+    const rows = report.trim().split("\n").length - 1;
+    const link = $("batch-download");
+    link.href = URL.createObjectURL(new Blob([report], {type: "text/csv"}));
+    link.download = file.name.replace(/\.[^.]+$/, "") + "-duplicates.csv";
+    link.hidden = false;
+    $("batch-status").textContent = `${response.headers.get("X-Judged")} submissions checked: ` +
+      `${plural(rows, "flagged pair")}.`;
+  } catch (e) { $("batch-status").textContent = e.message; }
+}
+
+// ---- a page per paper ----------------------------------------------------------------------------
+async function showPaper(id) {
+  document.body.classList.add("paper-view");
+  const box = $("paper");
+  box.hidden = false;
+  box.replaceChildren(el("p", {textContent: "Loading…"}));
+  try {
+    const doc = await api(`/documents/${encodeURIComponent(id)}?display=1`);
+    const heading = preview(doc);
+    document.title = `${heading} · embedsearch`;
+    const [similarButton, similarList] = similarSection(id);
+    const dups = el("div", {className: "paper-duplicates"}, el("p", {textContent: "Looking for near-duplicates…"}));
+    box.replaceChildren(
+      el("p", {}, el("a", {href: "/", textContent: "← Search"})),
+      el("h2", {textContent: heading}),
+      el("p", {className: "meta", textContent: describe(doc).join(" · ")}),
+      el("p", {className: "abstract", textContent: doc.display.text}),
+      el("div", {className: "actions"}, similarButton,
+         el("a", {href: `/map?focus=${encodeURIComponent(id)}`, textContent: "Show on the topic map"})),
+      similarList, el("h3", {textContent: "Near-duplicates in the index"}), dups);
+    similarButton.click();
+    const report = await api(`/duplicates/of/${encodeURIComponent(id)}?display=1`);
+    const pairs = report.groups.flatMap((g) => g.pairs).map((p) => p.a === id ? p : flip(p));
+    dups.replaceChildren(...(pairs.length ? pairs.map((p) => pairView(p, "This paper"))
+                                          : [el("p", {textContent: "None: no other abstract here is the same work reworded."})]));
+  } catch (e) { box.replaceChildren(el("p", {}, e.message, " ", el("a", {href: "/", textContent: "Back to search"}))); }
+}
+
+function flip(pair) {
+  const d = pair.display;
+  return {...pair, a: pair.b, b: pair.a, display: d && {a: d.b, b: d.a, passages: d.passages}};
 }
 
 // ---- start ---------------------------------------------------------------------------------------
@@ -167,17 +352,26 @@ async function start() {
   $("mode").addEventListener("change", () => run(true));
   $("k").addEventListener("change", () => run(true));
   $("dup-form").addEventListener("submit", checkDuplicates);
+  $("dup-similar").addEventListener("click", similarToAbstract);
+  $("batch-form").addEventListener("submit", checkBatch);
+  window.addEventListener("popstate", () => { restoreForm(); run(false); });
   document.addEventListener("keydown", (e) => {
     if (e.key === "/" && !["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName)) {
       e.preventDefault(); $("q").focus();
     }
   });
-  const q = new URLSearchParams(location.search).get("q");
-  if (q) { $("q").value = q; run(true); }
+  const paper = location.pathname.match(/^\/paper\/(.+)$/);
+  if (paper) showPaper(decodeURIComponent(paper[1]));
+  restoreForm();
+  const filtered = new URLSearchParams(location.search).has("filter");  // wait for the filter controls
+  if ($("q").value && !filtered) run(false);
   try {
     const info = await api("/info");
-    $("about").textContent = `${info.documents.toLocaleString()} papers · ${info.model} · generation ${info.generation}`;
+    bands = info.bands || bands;
+    $("about").textContent = `${plural(info.documents, "paper")} · ${info.name || info.model}`;
     buildFilters(info.fields);
+    restoreForm();
+    if ($("q").value && filtered) run(false);
   } catch (e) { $("about").textContent = "The index could not be read: " + e.message; }
 }
 start();

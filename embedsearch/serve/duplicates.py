@@ -1,0 +1,105 @@
+"""The duplicate-check routes: one abstract or a batch judged against the index (JSON, or a CSV report for an
+uploaded file), and a paper's near-duplicates within the index; texts rendered for reading on request."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import PlainTextResponse
+
+from ..corpus import Document
+from ..corpus.readable import readable
+from ..errors import EmbedsearchError
+from ..index import Index
+from .api import DISPLAY, Service, only, shown
+from .guard import ApiError
+from .responses import DuplicatesOut, errors
+from .schemas import DuplicateCheck
+from .settings import LIMITS
+
+
+def router(service: Service) -> APIRouter:
+    api = APIRouter(tags=["duplicates"])
+
+    @api.post("/duplicates/check", dependencies=[only()], response_model=DuplicatesOut, response_model_exclude_unset=True, responses=errors())
+    def duplicates_check(body: DuplicateCheck):
+        """Each new abstract's matches in the index, with verdict, cosine, overlap and shared passages (as
+        ``embedsearch dedup --against --json``); nothing is added."""
+        documents = body.documents()
+        served = service.current()
+        report = served.index.check_duplicates(documents, **body.overrides())
+        out = {**report.to_json(), "generation": served.index.generation}
+        return with_display(out, {d.id: d for d in documents}, served.index) if body.display else out
+
+    @api.get("/duplicates/of/{doc_id:path}", dependencies=[only("display")], response_model=DuplicatesOut, response_model_exclude_unset=True,
+             responses=errors(404))
+    def duplicates_of(doc_id: str, display: bool = DISPLAY):
+        """A paper's near-duplicates among the other papers of the index (as ``index.duplicates(of=[id])``)."""
+        served = service.current()
+        if doc_id not in served.index.documents.row_of:
+            raise ApiError(404, f"no document with id {doc_id[:200]!r}")
+        out = {**served.index.duplicates(of=[doc_id]).to_json(), "generation": served.index.generation}
+        return with_display(out, None, served.index) if display else out
+
+    @api.post("/duplicates/check-file", dependencies=[only("name")],
+              responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}},
+                               "description": "Every flagged pair, one CSV row each (as `dedup --csv`)."},
+                         **errors()})
+    def duplicates_check_file(request: Request, body: bytes = Depends(raw_body),
+                              name: str = Query(..., max_length=200, description="The file's name; its suffix "
+                                                "says the format (.jsonl, .csv, .parquet, .txt)")):
+        """A batch of submissions (the file itself as the body) judged against the index, as ``dedup --against
+        --csv`` judges them: a CSV report of every flagged pair; ``X-Judged`` says how many were read."""
+        documents = read_upload(body, name)
+        served = service.current()
+        report = served.index.check_duplicates(documents)
+        out = io.StringIO()
+        report.write_csv(out)
+        return PlainTextResponse(out.getvalue(), media_type="text/csv",
+                                 headers={"X-Judged": str(len(documents)),
+                                          "Content-Disposition": "attachment; filename=duplicates.csv"})
+
+    return api
+
+
+async def raw_body(request: Request) -> bytes:
+    return await request.body()
+
+
+def read_upload(body: bytes, name: str) -> list[Document]:
+    """The records of an uploaded corpus file, read as the CLI reads files (errors name the upload, not a temp file)."""
+    from ..corpus import read_sources
+
+    suffix = Path(name).suffix.lower()
+    if suffix not in (".jsonl", ".csv", ".parquet", ".txt"):
+        raise ApiError(400, f"{name}: a batch is a .jsonl, .csv, .parquet or .txt file")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"upload{suffix}"
+        path.write_bytes(body)
+        try:
+            documents = read_sources([path]).documents
+        except EmbedsearchError as exc:
+            raise ApiError(400, str(exc).replace(str(path), name)) from None
+    if len(documents) > LIMITS.add:
+        raise ApiError(400, f"{name}: {len(documents):,} records; a batch holds at most {LIMITS.add:,}: split it")
+    return documents
+
+
+def with_display(out: dict[str, Any], new: dict[str, Document] | None, index: Index) -> dict[str, Any]:
+    """A duplicate report's pairs with both texts and the passages rendered for reading; side ``a`` is ``new``
+    (abstracts being checked) or, without it, the index itself."""
+    docs = index.documents
+
+    def indexed(doc_id: str) -> Document:
+        return docs.get([docs.row_of[doc_id]])[0]
+
+    for group in out["groups"]:
+        for pair in group["pairs"]:
+            pair["display"] = {"a": shown(new[pair["a"]] if new is not None else indexed(pair["a"]))["text"],
+                               "b": shown(indexed(pair["b"]))["text"],
+                               "passages": [readable(p) for p in pair["passages"]]}
+    return out
