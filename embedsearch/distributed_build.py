@@ -59,7 +59,7 @@ def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, man
 
 def from_sources(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, ray: RaySettings,
                  embed: EmbedSettings | None = None, storage: StoreSettings | None = None, progress: bool = False,
-                 **settings: Any) -> list[Problem]:
+                 name: str = "", **settings: Any) -> list[Problem]:
     """``Index.from_sources`` with ``ray=``: the manifest from the settings given (as the local build makes
     it), then ``build``."""
     connect(ray)  # an unreachable cluster fails in a second, not after loading the model
@@ -68,7 +68,8 @@ def from_sources(sources: list[Path], target: Path, fields: FieldMap, skip_inval
     parts = {"vectors": VectorSettings(), "lexical": LexicalSettings(), "search": SearchSettings()}
     parts.update({k: v for k, v in settings.items() if k in parts})
     manifest = Manifest.new(embedder.manifest_entry(), vectors=parts["vectors"], lexical=parts["lexical"],
-                            search=asdict(parts["search"]), store=storage, sources=tuple(str(s) for s in sources))
+                            search=asdict(parts["search"]), store=storage, sources=tuple(str(s) for s in sources),
+                            name=name)
     skipped = build(sources, target, fields, skip_invalid, manifest, job_map(ray))
     export_query_encoder(embedder)
     return [Problem(*line.split(": ", 1)) if ": " in line else Problem(line, "") for line in skipped]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import store
-from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique, iter_sources
+from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique, collection_name, iter_sources
 from .embedding.embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
 from .engine.distributed import job_map
 from .errors import InputError, UnknownIdError
@@ -48,7 +48,7 @@ class Index:
               embed: EmbedSettings | None = None, vectors: vec.VectorSettings = vec.VectorSettings(),
               lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
               progress: bool = False, sources: Sequence[str] = (), ray: RaySettings | None = None,
-              storage: StoreSettings = StoreSettings(), total: int | None = None) -> Index:
+              storage: StoreSettings = StoreSettings(), total: int | None = None, name: str = "") -> Index:
         """Embed ``documents`` (through the cache; on a Ray cluster with ``ray``) segment by segment and write
         a new index at ``path``, replacing any index there. An iterator is read one segment at a time (give
         ``total``, the expected count, to choose the vector index); memory holds one segment, not the corpus."""
@@ -63,7 +63,7 @@ class Index:
         batches = ((part, embed_documents(embedder, part, progress, "embedding", ray))
                    for part in writer.chunks(documents, storage.segment_rows))
         index = cls.from_batches(batches, path, embedder.manifest_entry(), total, vectors, lexical, search, sources,
-                                 ray, storage)
+                                 ray, storage, name)
         export_query_encoder(embedder)
         return index
 
@@ -71,9 +71,8 @@ class Index:
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
                         model: dict[str, Any], vectors: vec.VectorSettings = vec.VectorSettings(),
                         **options: Any) -> Index:
-        """Write an index from vectors made elsewhere, as one segment; ``model`` is the manifest entry of the
-        model that made them (``Embedder.manifest_entry()``), the options are ``from_batches``'s."""
-        documents = list(documents)  # a count of vectors that does not match is refused by ``writer.unique``
+        """Write an index from vectors made elsewhere, as one segment (``model``: ``Embedder.manifest_entry()``)."""
+        documents = list(documents)
         return cls.from_batches([(documents, embeddings)], path, model, len(documents), vectors, **options)
 
     @classmethod
@@ -81,12 +80,12 @@ class Index:
                      vectors: vec.VectorSettings = vec.VectorSettings(),
                      lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
                      sources: Sequence[str] = (), ray: RaySettings | None = None,
-                     storage: StoreSettings = StoreSettings()) -> Index:
+                     storage: StoreSettings = StoreSettings(), name: str = "") -> Index:
         """Write an index from ``(documents, vectors)`` batches made one at a time: each becomes a segment and
         is released before the next is read, so memory holds one batch, not the corpus. ``total`` (the corpus
         size) picks the vector index kind; with ``ray``, IVF shards are filled as Ray tasks."""
         manifest = Manifest.new(model, vectors=vectors, lexical=lexical, search=asdict(search), store=storage,
-                                sources=tuple(str(s) for s in sources))
+                                sources=tuple(str(s) for s in sources), name=name)
         writer.create(Path(path), manifest, total, writer.unique(batches), job_map(ray))
         return cls.load(path)
 
@@ -97,6 +96,7 @@ class Index:
         One pass validates and counts (a bad line fails before the model loads), a second streams segments;
         with ``ray=``, workers read the files and write the segments (``distributed_build``)."""
         path = store.check_target(path, sources)
+        build["name"] = build.get("name") or collection_name(sources)
         skipped: list[Problem] = []
         if build.get("ray") is not None:
             from .distributed_build import from_sources
@@ -169,6 +169,11 @@ class Index:
         return f"Index({str(self.path)!r}, documents={len(self)}, model={self.model_name!r})"
 
     @property
+    def name(self) -> str:
+        """What a reader calls this corpus: the name given at build (seed files: their header), else the folder."""
+        return self.snapshot.manifest.name or self.path.name
+
+    @property
     def model_name(self) -> str:
         return self.snapshot.manifest.model.name
 
@@ -217,7 +222,8 @@ class Index:
 
     def info(self) -> dict[str, Any]:
         """Documents, model, segments, generation, size on disk and times."""
-        return {"path": str(self.path), **self.snapshot.summary(), "size_bytes": store.size_on_disk(self.path)}
+        return {"path": str(self.path), "name": self.name, **self.snapshot.summary(),
+                "size_bytes": store.size_on_disk(self.path)}
 
     def topics(self, settings: TopicSettings | None = None, ray: RaySettings | None = None, level: int = 0,
                refit: bool = False, **overrides: Any) -> TopicModel:
@@ -278,9 +284,8 @@ class Index:
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""
         documents = list(documents)
         check_unique(documents)
-        dimension = self.snapshot.manifest.model.dimension
-        if embeddings.shape != (len(documents), dimension):
-            raise InputError(f"{embeddings.shape} vectors for {len(documents)} documents of dimension {dimension}")
+        if embeddings.shape != (len(documents), dim := self.snapshot.manifest.model.dimension):
+            raise InputError(f"{embeddings.shape} vectors for {len(documents)} documents of dimension {dim}")
         writer.append(self.path, self.snapshot.manifest, documents, embeddings, wait)
         return self.refresh()
 

@@ -162,6 +162,14 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
     ringed = page.evaluate("() => { const d = document.getElementById('plotly-map').data; "
                            "return d[d.length - 1].text; }")
     assert "000_bb58e7a7d5c95935:11" in ringed  # by meaning: no abstract holds the phrase, word search rings none
+    assert len(ringed) <= 10  # the best few, not half the map
+    page.fill("#search", "zzzqqq xyzzy")
+    page.wait_for_function("document.getElementById('count').textContent.startsWith('No close match')")
+    assert page.evaluate("() => { const d = document.getElementById('plotly-map').data; "
+                         "return d[d.length - 1].text.length; }") == 0
+    assert page.locator("h2").inner_text().startswith("corpus: 57 papers")  # the corpus's name, not the folder's
+    assert page.get_by_role("link", name="← Search the papers").get_attribute("href").startswith("/")
+    assert page.locator(f"#paper a[href='/paper/{quote(CTMC, safe='')}']").count() == 1
     page.hover("#plotly-map")
     toolbar, legend = page.locator(".modebar").bounding_box(), page.locator(".legend").bounding_box()
     assert toolbar["y"] + toolbar["height"] <= legend["y"] or toolbar["x"] + toolbar["width"] <= legend["x"]
@@ -267,3 +275,15 @@ def test_a_page_per_paper_with_similar_papers_and_near_duplicates(page, server, 
 def expected_failures(page, *statuses: int) -> None:
     """Chromium logs every failed request as a console error: drop those a test caused on purpose."""
     page.errors[:] = [e for e in page.errors if not any(f"status of {s} " in e for s in statuses)]
+
+
+def test_the_map_at_phone_width(browser, server):
+    server.wait_for_topics()
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
+    page = context.new_page()  # a phone: without a viewport tag it would lay the page out at 980 px
+    page.goto(server.url + "/map")
+    page.wait_for_selector(".scatterlayer .point")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    box = page.locator("#plotly-map").bounding_box()
+    assert box["width"] <= 375 and box["height"] > 300
+    context.close()

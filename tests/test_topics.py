@@ -160,10 +160,11 @@ def test_topics_near_a_query_and_cli_json(bundled_index, model):
     assert any("regret" in k for k in near["topics"][0]["keywords"]) and near["topics"][0]["cosine"] > 0
 
 
-def test_search_hits_show_their_topic_label_once_topics_exist(model, bundled_index):
+def test_search_hits_show_their_topic_label_once_topics_exist(model, bundled_index, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # a wide terminal: the line is not cut
     table = run_cli("search", "regret bounds for adversarial bandits", "--index", str(bundled_index.path), "-k", "1",
                     check=True).stdout
-    hit_id = table.split()[2]
+    hit_id = table.split()[3]  # rank, cosine, band, id
     topic = model.topic_of(hit_id)
     assert f"[{topic.label if topic else 'unassigned'}]" in table
 
@@ -191,3 +192,15 @@ def test_vote_takes_the_topic_a_third_of_the_neighbours_hold():
     neighbours = np.array([[0, 0, 1, -1, -1, -1], [1, 1, 0, 0, -1, -1], [-1, -1, -1, -1, -1, 2], [2] * 6])
     assert vote(neighbours).tolist() == [0, 0, -1, 2]
     assert vote(np.full((2, 3), -1)).tolist() == [-1, -1]
+
+
+def test_labels_lead_with_phrases_near_the_topic_not_the_others_and_not_each_other():
+    from embedsearch.topics.labels import by_meaning
+
+    vectors = {"generic": [0.8, 0.6, 0.0], "specific": [0.7, 0.0, 0.714], "specific again": [0.69, 0.0, 0.724],
+               "other side": [0.6, 0.0, -0.8]}
+    encode = lambda phrases: np.array([vectors[p] for p in phrases], dtype=np.float32)  # noqa: E731
+    centres = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    chosen = by_meaning({0: ["generic", "specific again", "specific", "other side"], 1: ["generic"]}, centres, encode)
+    # "generic" is nearest topic 0 but as near topic 1; "specific again" repeats "specific"
+    assert chosen == {0: ["specific", "other side", "specific again", "generic"], 1: ["generic"]}

@@ -38,6 +38,8 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
           max_windows: int = typer.Option(EmbedSettings().max_windows, "--max-windows", min=1,
                                           help="Windows averaged per long abstract (1 = truncate)."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them."),
+          name: str | None = typer.Option(None, "--name", help="What to call the corpus in headings (default: the "
+                                                               "seed files' header line, or the file's name)."),
           engine: str = EngineOpt, ray_address: str | None = RayAddressOpt,
           workers: int | None = WorkersOpt) -> None:
     """Index a corpus (replaces the index atomically; unchanged texts come from the cache)."""
@@ -48,7 +50,7 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
     ray = ray_settings(engine, ray_address, workers)
     idx = Index.from_sources(sources, index, _fields(id_field, title_field, text_field), skip_invalid,
                              embed=EmbedSettings(model=model, max_windows=max_windows),
-                             vectors=VectorSettings(index_type=index_type), progress=True, ray=ray)
+                             vectors=VectorSettings(index_type=index_type), progress=True, ray=ray, name=name or "")
     _report_skipped(idx.skipped)
     typer.echo(f"indexed {len(idx)} documents into {idx.path} ({idx.manifest['index']['type']})", err=True)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,22 @@ def check_unique(documents: Iterable[Document]) -> None:
 class ReadResult:
     documents: list[Document]
     skipped: list[Problem]
+
+
+def collection_name(paths: Sequence[str | Path]) -> str:
+    """What to call a corpus read from ``paths``: the seed files' shared header line ("NeurIPS 2026 Papers"),
+    else the file's name (and how many more)."""
+    paths = [Path(p) for p in paths]
+    if paths and all(p.suffix == ".txt" for p in paths):
+        headers = set()
+        for path in paths:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                headers.add(fh.readline().strip().removeprefix("\ufeff"))
+        if len(headers) == 1 and "" not in headers:
+            return headers.pop()[:200]
+    if not paths:
+        return ""
+    return paths[0].stem + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
 
 
 def read_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(),

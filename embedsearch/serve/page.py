@@ -76,7 +76,7 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
         if key not in rendered:
             index = live.current.index
             documents = index.documents if index.generation == ready.generation else _documents(live, ready)
-            title = f"{index.path.name}: {len(model.ids)} papers, {len(model.topics(level))} topics"
+            title = f"{index.name}: {len(model.ids)} papers, {len(model.topics(level))} topics"
             rendered.clear()
             rendered[key] = render_html(model, documents, title, level, plotly_src="/static/plotly.min.js",
                                         search_api="/search")

@@ -52,6 +52,7 @@ class Manifest:
     metric: str = "cosine"
     provenance: dict[str, Any] | None = None
     upgraded_from: int | None = None
+    name: str = ""  # what a reader calls the corpus (a heading), not its folder
 
     @classmethod
     def new(cls, model: ModelEntry | dict[str, Any], **sections: Any) -> Manifest:
@@ -67,6 +68,7 @@ class Manifest:
                "model": self.model.to_json(),
                "sources": list(self.sources), "lexical": asdict(self.lexical), "search": dict(self.search),
                "store": asdict(self.store), "index": {"settings": asdict(self.vectors)}}
+        out = {**out, "name": self.name} if self.name else out
         return out if self.upgraded_from is None else {**out, "upgraded_from": self.upgraded_from}
 
     @classmethod
@@ -90,7 +92,7 @@ class Manifest:
                 search=_object(file, "search", top.get("search", {})),
                 sources=tuple(_list_of_text(file, "sources", top.get("sources", []))),
                 **{k: top[k] for k in ("built_at", "package_version", "format_version", "metric", "provenance",
-                                       "upgraded_from") if k in top})
+                                       "upgraded_from", "name") if k in top})
         except (EmbedsearchError, TypeError, ValueError) as exc:
             raise CorruptIndexError(f"{file}: holds a value this version cannot use ({str(exc).splitlines()[0]}); "
                                     "restore the file, or rebuild the index") from None

@@ -27,16 +27,23 @@ MAX_POINTS = 20_000
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 0; display: flex; height: 100vh; }}
 #side {{ width: 360px; padding: 12px; overflow-y: auto; border-right: 1px solid #ddd; box-sizing: border-box; }}
-#map {{ flex: 1; }}
+#map {{ flex: 1; min-width: 0; }}
+#links {{ font-size: 13px; margin: 0 0 8px; }}
+@media (max-width: 700px) {{
+  body {{ flex-direction: column; height: auto; }}
+  #side {{ width: 100%; border-right: none; border-bottom: 1px solid #ddd; max-height: 45vh; }}
+  #map, #plotly-map {{ height: 70vh !important; }}
+}}
 #search {{ width: 100%; padding: 6px; font-size: 14px; box-sizing: border-box; }}
 #count {{ color: #555; margin: 6px 0 12px; font-size: 13px; }}
 #paper h3 {{ font-size: 14px; margin: 8px 0 4px; }} #paper p {{ font-size: 13px; line-height: 1.4; }}
 .topic {{ color: #555; font-size: 12px; }}
 </style></head><body>
-<div id="side"><h2 style="font-size:16px">{title}</h2>
+<div id="side"><h2 style="font-size:16px">{title}</h2>{links}
 <input id="search" type="search" placeholder="{placeholder}" aria-label="search">
 <div id="count">{counted}</div><div id="paper"><p>Click a point to read its abstract.</p></div></div>
 <div id="map">{plot}</div>
@@ -53,6 +60,10 @@ function show(i) {{
   const t = document.createElement("div"); t.className = "topic"; t.textContent = d.id + " · " + d.label;
   const p = document.createElement("p"); p.textContent = d.text;
   document.getElementById("paper").append(h, t, p);
+  if (API) {{
+    const a = document.createElement("a"); a.href = "/paper/" + encodeURIComponent(d.id); a.textContent = "Open the paper's page";
+    document.getElementById("paper").append(a);
+  }}
 }}
 plot.on("plotly_click", ev => show(ev.points[0].customdata[0]));
 const HIGHLIGHT = plot.data.length - 1;
@@ -72,11 +83,14 @@ async function meaningSearch(q) {{
   if (pending) pending.abort();
   pending = new AbortController();
   try {{
-    const r = await fetch(API + "?k=50&q=" + encodeURIComponent(q), {{signal: pending.signal}});
+    const r = await fetch(API + "?k=10&q=" + encodeURIComponent(q), {{signal: pending.signal}});
     const body = await r.json();
-    if (!r.ok) {{ ring([], body.error); return; }}
-    const hits = body.hits.map(h => BY_ID.get(h.id)).filter(Boolean);
-    ring(hits, hits.length + " papers nearest in meaning ringed (of the 50 best matches)");
+    if (!r.ok) {{ ring([], r.status === 422 ? "Type some words to search for." : body.error); return; }}
+    const hits = body.hits.filter(h => h.match !== "distant").map(h => BY_ID.get(h.id)).filter(Boolean);
+    ring(hits, hits.length ? hits.length + " best matches ringed (close or related in meaning)"
+                           : "No close match on this map: no paper is related to the query.");
+    const link = document.getElementById("to-search");
+    if (link) link.href = "/?q=" + encodeURIComponent(q);
   }} catch (e) {{ if (e.name !== "AbortError") ring([], "search failed: " + e.message); }}
 }}
 const box = document.getElementById("search");
@@ -151,15 +165,16 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
         fig.add_trace(scatter(
             x=coords[members, 0], y=coords[members, 1], mode="markers",
             name=f"{topic_id}: {name}" if topic_id >= 0 else name,
-            marker={"size": 7, "opacity": 0.8, **({"color": "#bbbbbb"} if topic_id < 0 else {})},
+            marker={"size": 7, "opacity": 0.8} if topic_id >= 0 else {"size": 5, "opacity": 0.35, "color": "#9e9e9e"},
             customdata=[[int(i), shown[i].id, _wrap(shown[i].first_sentence(200))] for i in members],
             hovertemplate="<b>%{customdata[1]}</b><br>%{customdata[2]}<extra>" + html.escape(name) + "</extra>"))
     fig.add_trace(scatter(x=[], y=[], mode="markers", name="search matches", hoverinfo="skip",
                           marker={"size": 14, "color": "rgba(0,0,0,0)", "line": {"width": 2.5, "color": "#d62728"}}))
-    for topic in topics:
-        cx, cy = np.median(coords[assigned == topic.id], axis=0)
-        fig.add_annotation(x=float(cx), y=float(cy), text=f"<b>{html.escape(topic.label)}</b>", showarrow=False,
-                           font={"size": 12}, bgcolor="rgba(255,255,255,0.7)")
+    for topic in topics:  # above the topic's points, not on them
+        members = coords[assigned == topic.id]
+        cx, top = float(np.median(members[:, 0])), float(members[:, 1].max())
+        fig.add_annotation(x=cx, y=top, yshift=6, yanchor="bottom", text=f"<b>{html.escape(topic.label)}</b>",
+                           showarrow=False, font={"size": 12}, bgcolor="rgba(255,255,255,0.75)")
     fig.update_layout(template="plotly_white", margin={"l": 10, "r": 10, "t": TOOLBAR_MARGIN, "b": 10},
                       xaxis={"visible": False}, yaxis={"visible": False},
                       legend={"font": {"size": 10}, "yanchor": "top", "y": 1}, hovermode="closest")
@@ -171,7 +186,8 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
                f"{len(rows):,} of {len(model.ids):,} papers shown (a sample keeping each topic's share), "
                f"{len(topics)} topics")
     placeholder = "Search by meaning…" if search_api else "Search abstracts (id or words)…"
-    return _PAGE.format(title=html.escape(title), counted=counted, plot=plot, placeholder=placeholder,
+    links = ('<p id="links"><a id="to-search" href="/">← Search the papers</a></p>' if search_api else "")
+    return _PAGE.format(title=html.escape(title), counted=counted, plot=plot, placeholder=placeholder, links=links,
                         api=json.dumps(search_api), docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
 
 
@@ -188,14 +204,18 @@ def write_png(model: TopicModel, path: Path, title: str, level: int = 0, force: 
     assigned = np.asarray(model.assignments[level])
     fig, ax = plt.subplots(figsize=(12, 9), dpi=120)
     outliers = assigned < 0
-    ax.scatter(coords[outliers, 0], coords[outliers, 1], s=8, c="#cccccc", label="unassigned")
+    ax.scatter(coords[outliers, 0], coords[outliers, 1], s=5, c="#bdbdbd", alpha=0.4, label="unassigned")
     cmap = plt.get_cmap("tab20")
+    texts = []
     for topic in model.topics(level):
         rows = assigned == topic.id
         ax.scatter(coords[rows, 0], coords[rows, 1], s=10, color=cmap(topic.id % 20), alpha=0.85)
         cx, cy = np.median(coords[rows], axis=0)
-        ax.text(cx, cy, topic.label, fontsize=9, ha="center", va="center", weight="bold",
-                bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1.5})
+        texts.append(ax.text(cx, cy, topic.label, fontsize=9, ha="center", va="center", weight="bold",
+                             bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5}))
+    from adjustText import adjust_text  # labels pushed off the points and off each other
+
+    adjust_text(texts, x=coords[:, 0], y=coords[:, 1], ax=ax, arrowprops={"arrowstyle": "-", "color": "#555", "lw": 0.6})
     ax.set_title(title)
     ax.set_axis_off()
     fig.tight_layout()

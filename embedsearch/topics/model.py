@@ -21,12 +21,13 @@ from ..store.snapshot import Snapshot
 from . import cluster as cl
 from .consensus import fit_labels
 from .extend import extend
-from .labels import keywords, label
+from .labels import CANDIDATES, by_meaning, keywords, label
 from .results import Topic, TopicModel
 from .sample import fit_and_assign
 
 FOLDER = "topics"
-FORMAT = 3  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus)
+FORMAT = 4  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus;
+#            4: labels chosen by meaning)
 
 
 def fit(snapshot: Snapshot, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: JobRunner = local_map,
@@ -132,13 +133,13 @@ def _assemble(snapshot: Snapshot, embeddings, labels, attached, resolved, coordi
     for depth, assigned in enumerate(per_level):
         topic_ids = list(range(assigned.max() + 1))
         centre = cl.centroids(embeddings, assigned)
-        words = keywords(texts, assigned, topic_ids)
+        words = by_meaning(keywords(texts, assigned, topic_ids, top=CANDIDATES), centre, snapshot.encoder.encode)
         above = per_level[depth + 1] if depth + 1 < len(per_level) else None
         topics = []
         for t in topic_ids:
             rows = np.flatnonzero(assigned == t)
             closest = rows[np.argsort(-(embeddings[rows] @ centre[t]), kind="stable")[:3]]
-            topics.append(Topic(t, label(words[t]), len(rows), tuple(words[t]), tuple(ids[r] for r in closest),
+            topics.append(Topic(t, label(words[t]), len(rows), tuple(words[t][:10]), tuple(ids[r] for r in closest),
                                 tuple(ids[r] for r in rows), int(above[rows[0]]) if above is not None else None))
         levels.append(tuple(topics))
         centres.append(centre)
