@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -443,3 +444,18 @@ def test_a_busy_port_is_one_line_before_anything_says_serving(metadata_index):
     assert result.returncode == 2 and "serving" not in result.stderr, result.stderr
     assert result.stderr.strip().splitlines() == [line for line in result.stderr.strip().splitlines()
                                                   if line.startswith("error: cannot listen on 127.0.0.1")]
+
+
+def test_the_first_topic_fit_runs_outside_the_worker(metadata_index, tmp_path):
+    """UMAP, HDBSCAN and numba stay loaded in any process that fitted once (about 150 MB): the worker leaves
+    the first fit to a child process and reads the saved result."""
+    shutil.copytree(metadata_index.path, tmp_path / "idx", ignore=shutil.ignore_patterns("topics"))
+    running = Server(tmp_path / "idx")
+    try:
+        assert running.wait_for_topics()["topics"]
+        maps = Path(f"/proc/{running.proc.pid}/maps").read_text()
+        assert "llvmlite" not in maps and "hdbscan" not in maps
+        with running.client() as c:
+            assert c.get("/map").status_code == 200
+    finally:
+        running.stop()

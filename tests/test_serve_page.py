@@ -170,6 +170,11 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
     assert page.locator("h2").inner_text().startswith("corpus: 57 papers")  # the corpus's name, not the folder's
     assert page.get_by_role("link", name="← Search the papers").get_attribute("href").startswith("/")
     assert page.locator(f"#paper a[href='/paper/{quote(CTMC, safe='')}']").count() == 1
+    shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
+    if shots:
+        page.fill("#search", "how robots learn from video")
+        page.wait_for_function("document.getElementById('count').textContent.includes('ringed')")
+        page.screenshot(path=str(Path(shots) / "serve-map.png"))
     page.hover("#plotly-map")
     toolbar, legend = page.locator(".modebar").bounding_box(), page.locator(".legend").bounding_box()
     assert toolbar["y"] + toolbar["height"] <= legend["y"] or toolbar["x"] + toolbar["width"] <= legend["x"]
@@ -263,6 +268,9 @@ def test_a_page_per_paper_with_similar_papers_and_near_duplicates(page, server, 
     assert ids == [h.id for h in metadata_index.similar(CTMC, 5)]
     page.wait_for_function("document.querySelector('#paper .paper-duplicates').textContent.startsWith('None')")
     assert "topic" in page.locator("#paper .meta").inner_text()
+    shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
+    if shots:
+        page.screenshot(path=str(Path(shots) / "serve-paper.png"), full_page=True)
     button = page.get_by_role("button", name="Hide similar papers")
     button.click()  # collapses, and keyboard focus stays where it was
     assert page.locator("#paper .similar").is_hidden()

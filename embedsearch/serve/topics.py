@@ -71,10 +71,24 @@ class TopicsState:
 
 
 def _fit(served: Served) -> TopicModel:
+    """Load, carry over or fit. A first fit (UMAP, HDBSCAN, numba: about 150 MB that a Python process keeps
+    once loaded) runs in a child process that ends with it; the worker then reads the saved result."""
     from filelock import FileLock
 
     index = served.index
     folder = index.path / "topics"
     folder.mkdir(exist_ok=True)
     with FileLock(str(folder / ".fit.lock")):
+        if not any(folder.glob("*/model.json")):
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+                child.submit(_fit_saved, str(index.path), index.generation).result()
         return index.topics()
+
+
+def _fit_saved(path: str, generation: int) -> None:
+    from ..index import Index
+
+    Index.load(path, generation=generation).topics()

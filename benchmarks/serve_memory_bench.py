@@ -1,0 +1,108 @@
+"""Resident memory of a read-only server through a standard session of use (issue #22, item 8): start,
+searches from the page, a paper's page, topics ready, the map, a duplicate check, an abstract's similar
+papers. RSS of the server process (and of its children while they run) after each step, at 57 documents
+(the bundled corpus, topics not yet fitted) and at 100,000 (six SciFact sentences each, clustered vectors,
+as `segments_bench`).
+
+Run: .venv/bin/python benchmarks/serve_memory_bench.py [--sizes 57 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import save, table  # noqa: E402
+
+STEPS = ["started", "one search", "five searches", "paper page", "topics ready", "map", "duplicate check",
+         "similar to text"]
+
+
+def rss_mb(pid: int) -> int:
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    total = 0
+    for p in [pid, *map(int, children)]:
+        try:
+            total += int(Path(f"/proc/{p}/status").read_text().split("VmRSS:")[1].split()[0])
+        except (OSError, IndexError):
+            pass
+    return total // 1024
+
+
+def session(index: Path, port: int = 8791) -> dict[str, int]:
+    proc = subprocess.Popen([sys.executable, "-m", "embedsearch", "serve", "--index", str(index), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url, seen = f"http://127.0.0.1:{port}", {}
+    try:
+        while True:
+            try:
+                if httpx.get(url + "/health").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        c = httpx.Client(base_url=url, timeout=600)
+        seen["started"] = rss_mb(proc.pid)
+        c.get("/search", params={"q": "robot world models", "display": 1})
+        seen["one search"] = rss_mb(proc.pid)
+        for q in ["spiking neural networks", "regret of bandits", "diffusion language models", "zzzqqq"]:
+            c.get("/search", params={"q": q, "display": 1})
+        seen["five searches"] = rss_mb(proc.pid)
+        doc = c.get("/search", params={"q": "robots"}).json()["hits"][0]["id"]
+        c.get("/")
+        c.get(f"/documents/{doc}", params={"display": 1})
+        c.get(f"/similar/{doc}", params={"display": 1})
+        c.get(f"/duplicates/of/{doc}")
+        seen["paper page"] = rss_mb(proc.pid)
+        while c.get("/topics").status_code == 503:
+            time.sleep(1)
+        seen["topics ready"] = rss_mb(proc.pid)
+        c.get("/map")
+        seen["map"] = rss_mb(proc.pid)
+        c.post("/duplicates/check", json={"text": "Discrete diffusion models on continuous-time Markov chains. " * 4,
+                                          "display": True})
+        seen["duplicate check"] = rss_mb(proc.pid)
+        c.post("/similar", json={"text": "Robots that learn manipulation from video demonstrations.", "display": True})
+        seen["similar to text"] = rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait()
+    return seen
+
+
+def index_of(size: int, work: Path) -> Path:
+    from embedsearch import Index
+
+    if size == 57:
+        shutil.copytree(Index.bundled().path, work / "idx", ignore=shutil.ignore_patterns("topics"))
+        return work / "idx"
+    from segments_bench import corpus, model_entry
+
+    docs, vectors = corpus(size)
+    return Index.from_embeddings(docs, vectors, work / "idx", model_entry()).path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[57, 100_000])
+    sizes = parser.parse_args().sizes
+    results = {}
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="serve-memory-") as work:
+            results[size] = session(index_of(size, Path(work)))
+    print(table(["step", *[f"{s:,} documents (MB)" for s in sizes]],
+                [[step, *[results[s][step] for s in sizes]] for step in STEPS]))
+    save("serve_memory", {str(s): r for s, r in results.items()})
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    main()
