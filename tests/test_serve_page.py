@@ -156,7 +156,8 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
     server.wait_for_topics()
     page.goto(server.url + f"/map?focus={CTMC}")
     page.wait_for_selector(".scatterlayer .point")
-    assert "Neural CTMC" in page.locator("#paper p").inner_text()
+    page.wait_for_function("document.querySelector('#paper p').textContent.includes('Neural CTMC')")
+    assert "\\textbf" not in page.locator("#paper p").inner_text()  # the abstract comes rendered from the API
     page.fill("#search", "how robots learn from video")
     page.wait_for_function("document.getElementById('count').textContent.includes('ringed')")
     ringed = page.evaluate("() => { const d = document.getElementById('plotly-map').data; "

@@ -53,14 +53,17 @@ const API = {api};
 const plot = document.getElementById("plotly-map");
 const BY_ID = new Map(DOCS.map(d => [d.id, d]));
 const COUNTED = "{counted}";
-function show(i) {{
+async function show(i) {{
   const d = DOCS[i];
   document.getElementById("paper").innerHTML = "";
   const h = document.createElement("h3"); h.textContent = d.title || d.id;
   const t = document.createElement("div"); t.className = "topic"; t.textContent = d.id + " · " + d.label;
-  const p = document.createElement("p"); p.textContent = d.text;
+  const p = document.createElement("p"); p.textContent = d.text || "Loading…";
   document.getElementById("paper").append(h, t, p);
-  if (API) {{
+  if (API) {{  // served: the text comes from the API when asked for, not inside the page
+    fetch("/documents/" + encodeURIComponent(d.id) + "?display=true").then(r => r.json())
+      .then(doc => {{ p.textContent = doc.display ? doc.display.text : doc.error; }})
+      .catch(() => {{ p.textContent = "The abstract could not be loaded."; }});
     const a = document.createElement("a"); a.href = "/paper/" + encodeURIComponent(d.id); a.textContent = "Open the paper's page";
     document.getElementById("paper").append(a);
   }}
@@ -180,8 +183,8 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
                       legend={"font": {"size": 10}, "yanchor": "top", "y": 1}, hovermode="closest")
     plot = pio.to_html(fig, full_html=False, include_plotlyjs=plotly_src or True, div_id="plotly-map",
                        config={"displaylogo": False, "responsive": True})
-    docs = [{"i": i, "id": d.id, "title": d.title, "text": d.text, "x": float(coords[i, 0]), "y": float(coords[i, 1]),
-             "label": labels.get(int(assigned[i]), "unassigned")} for i, d in enumerate(shown)]
+    docs = [{"i": i, "id": d.id, "title": d.title, **({} if search_api else {"text": d.text}), "x": float(coords[i, 0]),
+             "y": float(coords[i, 1]), "label": labels.get(int(assigned[i]), "unassigned")} for i, d in enumerate(shown)]
     counted = (f"{len(model.ids):,} papers, {len(topics)} topics" if len(rows) == len(model.ids) else
                f"{len(rows):,} of {len(model.ids):,} papers shown (a sample keeping each topic's share), "
                f"{len(topics)} topics")
