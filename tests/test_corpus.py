@@ -125,3 +125,11 @@ def test_readable_renders_latex_and_markdown_and_keeps_what_plain_text_means(giv
 def test_readable_copies_leave_the_stored_document_as_given():
     doc = Document("a", r"We propose \emph{X}.", r"\textbf{Title}")
     assert doc.readable() == Document("a", "We propose X.", "Title") and doc.text == r"We propose \emph{X}."
+
+
+def test_a_corpus_is_named_by_its_seed_header_or_its_file(tmp_path):
+    from embedsearch.corpus import collection_name
+
+    assert collection_name(bundled_sources()) == "NeurIPS 2026 Papers"
+    assert collection_name([tmp_path / "submissions.jsonl"]) == "submissions"
+    assert collection_name([tmp_path / "a.csv", tmp_path / "b.csv"]) == "a and 1 more"
