@@ -23,7 +23,6 @@ from embedsearch import EmbedSettings, Index  # noqa: E402
 from embedsearch.evaluate import load_beir, rank_queries, score_run  # noqa: E402
 from embedsearch.retrieval.search import SearchSettings, fuse, top_lexical
 from embedsearch.store import lexical as lex
-from embedsearch.store.vectors import dense_rows
 
 SCIFACT = SHARED / "eval" / "scifact"
 DEPTH = 100
@@ -36,8 +35,8 @@ class Runs:
         self.index = index
         self.qids = list(queries)
         self.texts = [queries[q] for q in self.qids]
-        self.vectors = index.encoder.encode(self.texts)
-        self.dense = dense_rows(index.faiss_index, index.embeddings, self.vectors, DEPTH)
+        self.vectors = index.snapshot.encoder.encode(self.texts)
+        self.dense = index.snapshot.dense(self.vectors, DEPTH)
         self.ids = index.documents.ids
 
     def run(self, ranked_rows: list[list[int]]) -> dict[str, list[str]]:
@@ -46,7 +45,7 @@ class Runs:
     def dense_run(self):
         return self.run([[r for r, _ in d] for d in self.dense])
 
-    def bm25(self, lexical: lex.LexicalIndex) -> list[np.ndarray]:
+    def bm25(self, lexical: lex.SegmentedBM25) -> list[np.ndarray]:
         return [lexical.scores(t) for t in self.texts]
 
     def lexical_run(self, scores):
@@ -62,10 +61,10 @@ class Runs:
         return self.run(out)
 
 
-def lexical_variant(index: Index, settings: lex.LexicalSettings, work: Path) -> lex.LexicalIndex:
+def lexical_variant(index: Index, settings: lex.LexicalSettings, work: Path) -> lex.SegmentedBM25:
     folder = Path(tempfile.mkdtemp(dir=work))
     lex.build(list(index.documents), folder, settings)
-    return lex.LexicalIndex(folder)
+    return lex.SegmentedBM25([(lex.Postings(folder), None)], settings)
 
 
 def main() -> None:

@@ -24,7 +24,6 @@ from embedsearch.embedding.embed import Embedder, EmbedSettings
 from embedsearch.evaluate import load_beir, score_run  # noqa: E402
 from embedsearch.retrieval.search import fuse, top_lexical
 from embedsearch.store import lexical as lex
-from embedsearch.store.vectors import dense_rows
 
 SCIFACT = SHARED / "eval" / "scifact"
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
@@ -46,15 +45,15 @@ def main() -> None:
     last = np.searchsorted(owner, np.arange(len(index)), side="right")
     folder = Path(tempfile.mkdtemp())
     lex.build([Document(str(i), t) for i, t in enumerate(sentences)], folder, lex.LexicalSettings())
-    sentence_bm25 = lex.LexicalIndex(folder)
+    sentence_bm25 = lex.SegmentedBM25([(lex.Postings(folder), None)], lex.LexicalSettings())
 
     def signals(queries):
         qids = list(queries)
         texts = [queries[q] for q in qids]
-        encoded = index.encoder.encode(texts)
+        encoded = index.snapshot.encoder.encode(texts)
         out = []
-        for qv, dense, text in zip(encoded, dense_rows(index.faiss_index, index.embeddings, encoded, 100), texts):
-            bm = index.lexical.scores(text)
+        for qv, dense, text in zip(encoded, index.snapshot.dense(encoded, 100), texts):
+            bm = index.snapshot.lexical.scores(text)
             fused = fuse(dense, top_lexical(bm, 100), lambda rows: np.asarray(index.embeddings[rows]) @ qv,
                          lambda rows: bm[rows], 100, index.search_settings)
             rows = np.array([r.row for r in fused])
