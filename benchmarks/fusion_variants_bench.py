@@ -49,16 +49,18 @@ class Split:
         self.qids = list(data.queries)
         self.qrels = data.qrels
         texts = [data.queries[q] for q in self.qids]
-        vectors = index.encoder.encode(texts)
+        vectors = index.snapshot.encoder.encode(texts)
         embeddings = np.asarray(index.embeddings, dtype=np.float32)
         self.dense = vectors @ embeddings.T
         self.title = vectors @ titles.T
-        self.bm25 = np.stack([index.lexical.scores(t) for t in texts]).astype(np.float32)
+        self.bm25 = np.stack([index.snapshot.lexical.scores(t) for t in texts]).astype(np.float32)
         self.pool = np.zeros(self.dense.shape, dtype=bool)
         for signal in (self.dense, self.bm25):
             np.put_along_axis(self.pool, np.argpartition(-signal, DEPTH, axis=1)[:, :DEPTH], True, axis=1)
         self.ids = index.documents.ids
-        self.terms = [{index.lexical.vocab[t] for t in index.lexical.tokenizer(text) if t in index.lexical.vocab}
+        lexical = index.snapshot.lexical
+        vocab = lexical.parts[0][0].vocab  # one segment: the benchmark builds the index whole
+        self.terms = [{vocab[t] for t in lexical.tokenizer(text) if t in vocab}
                       for text in texts]
 
     def ndcg(self, fused: np.ndarray) -> float:
@@ -144,15 +146,25 @@ def learned(s: Split, model, table_: tuple) -> np.ndarray:
     return out
 
 
+def bm25_matrix(index: Index) -> sparse.csc_matrix:
+    """Every (document, term) BM25 weight of a one-segment index, as ``SegmentedBM25.scores`` adds them up."""
+    lexical = index.snapshot.lexical
+    postings, settings = lexical.parts[0][0], lexical.settings
+    indptr, rows, tf = (np.asarray(a) for a in (postings.indptr, postings.rows, postings.tf))
+    df = np.diff(indptr)
+    idf = np.log(1 + (lexical.live - df + 0.5) / (df + 0.5))
+    norm = settings.k1 * ((1 - settings.b) + settings.b * np.asarray(postings.lengths)[rows] / lexical.average_length)
+    data = np.repeat(idf, df) * tf / (norm + tf)
+    return sparse.csc_matrix((data, rows, indptr), shape=(len(index), len(indptr) - 1))
+
+
 def main() -> None:
     test, train = load_beir(SCIFACT, "test"), load_beir(SCIFACT, "train")
     index = Index.build(test.documents, Path(tempfile.mkdtemp()) / "scifact")
     titles = Embedder(EmbedSettings(max_windows=1)).embed([d.title or d.text for d in index.documents])
     embeddings = np.asarray(index.embeddings, dtype=np.float32)
     tr, te = Split(index, train, titles), Split(index, test, titles)
-    lexical = index.lexical
-    by_term = sparse.csc_matrix((np.asarray(lexical._data), np.asarray(lexical._indices), np.asarray(lexical._indptr)),
-                                shape=(len(index), len(lexical._indptr) - 1))
+    by_term = bm25_matrix(index)
     by_doc = by_term.tocsr()
     weights = [round(float(w), 2) for w in np.arange(0.3, 0.81, 0.05)]
     variants = {
