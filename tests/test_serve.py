@@ -309,6 +309,11 @@ def test_api_writes_commit_and_every_worker_serves_them(writable):
         pairs = [(p["a"], p["b"]) for g in added.json()["duplicates"]["groups"] for p in g["pairs"]]
         assert pairs == [("new/one", CTMC)] == [(p["a"], p["b"]) for g in checked["groups"] for p in g["pairs"]]
         _everywhere(c, added.json()["generation"])
+        within = c.get("/duplicates/of/new%2Fone", params={"display": "true"}).json()["groups"]
+        assert {p["a"] for g in within for p in g["pairs"]} | {p["b"] for g in within for p in g["pairs"]} == {
+            "new/one", CTMC} and "Neural CTMC" in within[0]["pairs"][0]["display"]["b" if within[0]["pairs"][0][
+                "b"] == CTMC else "a"]
+        _everywhere(c, added.json()["generation"])
         assert all(c.get("/documents/new%2Fone", headers={"Connection": "close"}).status_code == 200
                    for _ in range(10))
         assert c.get("/search", params={"q": "learned unmasking order planner", "k": 1}).json()["hits"][0]["id"] == "new-two"
