@@ -4,23 +4,26 @@ As Lucene's tiered merge policy: segments fall in tiers by live size (``tier_fac
 ``floor_rows``); once ``segments_per_tier`` neighbouring segments share a tier they are merged into one,
 so many small adds leave a handful of segments and each document is rewritten about once per tier.
 A segment whose deleted share passes ``max_deleted_share`` is rewritten without its deleted rows.
-No automatic merge writes more than ``max_merged_rows`` rows (a merge holds them in memory), so the
-40 segments of a 10M streamed build are left as they are; ``compact`` merges everything when asked.
+A merge streams its vectors and postings in bounded memory (``merging``); still, no automatic merge writes
+more than ``max_merged_rows`` rows, so a commit never waits on rewriting millions of documents: the 40
+segments of a 10M streamed build are left as they are until ``compact`` merges them into segments of at
+most ``StoreSettings.max_segment_rows``.
 Merges keep corpus order (only neighbouring segments are merged) and never re-embed or re-tokenise."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-import numpy as np
+from pathlib import Path
 
 from ..corpus import Document
 from ..errors import CorruptIndexError
 from . import filters as flt
-from . import lexical as lex
 from . import segment as seg
 from .check import checksums
 from .generation import SegmentEntry
+from .layout import EMBEDDINGS
+from .merging import copy_live_rows, merge_postings
+from .npy import NpyRows
 from .settings import MergePolicy
 from .snapshot import Snapshot
 
@@ -47,23 +50,45 @@ def plan(snapshot: Snapshot, policy: MergePolicy) -> list[list[int]]:
     return sorted(groups)
 
 
+def compaction(snapshot: Snapshot, max_rows: int) -> list[list[int]]:
+    """What ``compact`` merges: runs of neighbouring segments of at most ``max_rows`` live rows together (a
+    larger segment alone), each run rewritten without its deleted rows (and its files verified)."""
+    groups: list[list[int]] = []
+    total = 0
+    for position, entry in enumerate(snapshot.generation.segments):
+        if groups and total + entry.live <= max_rows:
+            groups[-1].append(position)
+            total += entry.live
+        else:
+            groups.append([position])
+            total = entry.live
+    return groups
+
+
 def merge(snapshot: Snapshot, positions: list[int]) -> SegmentEntry | None:
     """Write one segment holding the live rows of the segments at ``positions`` (in order); None when
-    none of them has a live row left. Every file read is first verified against its checksum."""
+    none of them has a live row left. Every file read is first verified against its checksum. Vectors and
+    postings stream through ``merging`` in memory bounded by ``StoreSettings.merge_buffer_mb``."""
     for p in positions:
         damaged = checksums(snapshot.root, snapshot.manifest, snapshot.generation.segments[p])
         if damaged:
             raise CorruptIndexError(f"{damaged[0]}; the merge was refused and nothing was written (restore the "
                                     f"segment from a backup, or rebuild the index)")
     chosen = [(snapshot.segments[p], snapshot.live[p]) for p in positions]
-    matrix = np.concatenate([np.asarray(s.embeddings if m is None else s.embeddings[m]) for s, m in chosen])
-    if len(matrix) == 0:
+    if sum(s.rows if m is None else int(m.sum()) for s, m in chosen) == 0:
         return None
-    lexical = snapshot.manifest.lexical
-    return seg.write(snapshot.root, _documents(chosen), matrix,
-                     seg.vector_writer(snapshot.manifest.vectors, snapshot.segments, matrix), lexical,
-                     write_lexical=lambda folder: lex.merge([(s.postings, _mask(s, m)) for s, m in chosen], folder,
-                                                            lexical),
+    manifest = snapshot.manifest
+    budget = manifest.store.merge_buffer_mb << 20
+
+    def write_vectors(file: Path) -> str:
+        matrix = NpyRows(file.parent / EMBEDDINGS)
+        return seg.vector_writer(manifest.vectors, snapshot.segments, matrix, merged=True)(file)
+
+    return seg.write(snapshot.root, _documents(chosen), None, write_vectors, manifest.lexical,
+                     write_embeddings=lambda file: copy_live_rows([(s.folder / EMBEDDINGS, m) for s, m in chosen],
+                                                                  file, budget),
+                     write_lexical=lambda folder: merge_postings([(s.folder, m) for s, m in chosen], folder,
+                                                                 manifest.lexical, budget),
                      write_metadata=lambda folder: flt.merge([(s.folder, m) for s, m in chosen], folder))
 
 
@@ -74,5 +99,3 @@ def _documents(chosen) -> Iterator[Document]:
                 yield doc
 
 
-def _mask(segment, live: np.ndarray | None) -> np.ndarray:
-    return np.ones(segment.rows, dtype=bool) if live is None else live

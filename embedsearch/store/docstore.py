@@ -4,6 +4,7 @@ the rows it returns and a corpus of millions never has to be parsed to answer a 
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -19,30 +20,35 @@ IDS = "ids.json"
 ID_HASHES = "ids.hash.npy"
 
 
-def id_hashes(ids: Sequence[str]) -> np.ndarray:
-    """A 64-bit hash per id, so an id is found without reading every id of a large segment."""
+def id_hash(doc_id: str) -> int:
+    """A 64-bit hash of an id, so an id is found without reading every id of a large segment."""
     import hashlib
 
-    return np.fromiter((int.from_bytes(hashlib.blake2b(i.encode("utf-8"), digest_size=8).digest(), "little")
-                        for i in ids), dtype=np.uint64, count=len(ids))
+    return int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def id_hashes(ids: Sequence[str]) -> np.ndarray:
+    return np.fromiter((id_hash(i) for i in ids), dtype=np.uint64, count=len(ids))
 
 
 def write_documents(folder: Path, documents: Iterable[Document]) -> int:
-    """Write documents in row order; returns how many."""
-    offsets = [0]
-    ids = []
-    with (folder / DOCS).open("wb") as fh:
+    """Write documents in row order; returns how many. Offsets, ids and their hashes are written as they
+    come (16 bytes a document held, not the id strings), so a merge of millions stays small."""
+    offsets, hashes = array("q", [0]), array("Q")
+    with (folder / DOCS).open("wb") as fh, (folder / IDS).open("w", encoding="utf-8") as ids:
+        ids.write("[")
         for doc in documents:
             line = (json.dumps(doc.to_record(), ensure_ascii=False) + "\n").encode("utf-8")
             fh.write(line)
             offsets.append(offsets[-1] + len(line))
-            ids.append(doc.id)
-    np.save(folder / OFFSETS, np.asarray(offsets, dtype=np.int64))
-    (folder / IDS).write_text(json.dumps(ids, ensure_ascii=False))
-    hashes = id_hashes(ids)
-    order = np.argsort(hashes, kind="stable")
-    np.save(folder / ID_HASHES, np.stack([hashes[order], order.astype(np.uint64)]))
-    return len(ids)
+            ids.write((", " if hashes else "") + json.dumps(doc.id, ensure_ascii=False))
+            hashes.append(id_hash(doc.id))
+        ids.write("]")
+    np.save(folder / OFFSETS, np.frombuffer(offsets, dtype=np.int64))
+    table = np.frombuffer(hashes, dtype=np.uint64)
+    order = np.argsort(table, kind="stable")
+    np.save(folder / ID_HASHES, np.stack([table[order], order.astype(np.uint64)]))
+    return len(table)
 
 
 class DocumentStore:

@@ -108,28 +108,6 @@ def build(documents: Sequence[Document], folder: Path, settings: LexicalSettings
            np.frombuffer(tfs, np.float32), lengths, settings)
 
 
-def merge(parts: Sequence[tuple[Postings, np.ndarray]], folder: Path, settings: LexicalSettings) -> None:
-    """Write the postings of the live rows of several segments, renumbered in order, without re-tokenising;
-    ``parts`` pairs each segment's postings with its live mask."""
-    vocab: dict[str, int] = {}
-    terms, rows, tfs, lengths = [], [], [], []
-    base = 0
-    for postings, live in parts:
-        local = np.asarray([vocab.setdefault(t, len(vocab)) for t in postings.vocab], dtype=np.int64)
-        order = np.argsort(np.fromiter(postings.vocab.values(), dtype=np.int64, count=len(local)))
-        to_global = local[order] if len(local) else local
-        term_of = np.repeat(np.arange(len(postings.indptr) - 1), np.diff(postings.indptr))
-        keep = live[postings.rows]
-        renumber = np.cumsum(live) - 1 + base
-        terms.append(to_global[term_of[keep]])
-        rows.append(renumber[np.asarray(postings.rows)[keep]])
-        tfs.append(np.asarray(postings.tf)[keep])
-        lengths.append(np.asarray(postings.lengths)[live])
-        base += int(live.sum())
-    _write(folder, vocab, np.concatenate(terms), np.concatenate(rows), np.concatenate(tfs),
-           np.concatenate(lengths).astype(np.int32), settings)
-
-
 def _write(folder: Path, vocab: dict[str, int], terms: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
            lengths: np.ndarray, settings: LexicalSettings) -> None:
     order = np.lexsort((rows, terms))
@@ -198,30 +176,58 @@ class SegmentedBM25:
         counts = [len(p.lengths) if live is None else int(live.sum()) for p, live in self.parts]
         self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self._renumber = [None if live is None else np.cumsum(live) - 1 for _, live in self.parts]
-        total = sum(float(np.sum(p.lengths if live is None else np.asarray(p.lengths)[live]))
-                    for p, live in self.parts)
+        self.total_length = sum(float(np.sum(p.lengths if live is None else np.asarray(p.lengths)[live]))
+                                for p, live in self.parts)
         self.live = int(self.offsets[-1])
-        self.average_length = total / self.live if self.live else 0.0
+        self.average_length = self.total_length / self.live if self.live else 0.0
 
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every live document for ``query`` (zero where no term matches)."""
+    def stats(self, query: str) -> CorpusStats:
+        """This corpus's share of the statistics ``query`` is scored with (shards add theirs up)."""
+        tokens = dict.fromkeys(self.tokenizer(query))
+        return CorpusStats(self.live, self.total_length, {t: sum(len(r) for _, r, _, _, _ in self._found(t))
+                                                          for t in tokens})
+
+    def scores(self, query: str, corpus: CorpusStats | None = None) -> np.ndarray:
+        """BM25 score of every live document for ``query`` (zero where no term matches); with ``corpus``, the
+        statistics of a larger corpus this one is a shard of, so scores equal one index over all of it."""
         out = np.zeros(self.live, dtype=np.float32)
         k1, b = self.settings.k1, self.settings.b
+        documents = self.live if corpus is None else corpus.documents
+        average = self.average_length if corpus is None else corpus.length / max(corpus.documents, 1)
         for token in self.tokenizer(query):
-            found = []
-            for (postings, live), renumber, offset in zip(self.parts, self._renumber, self.offsets):
-                rows, tf = postings.term(token)
-                if live is not None:
-                    keep = live[rows]
-                    rows, tf = rows[keep], tf[keep]
-                found.append((postings, rows, tf, offset, renumber))
+            found = self._found(token)
             df = sum(len(rows) for _, rows, _, _, _ in found)
             if df == 0:
                 continue
-            idf = np.log(1 + (self.live - df + 0.5) / (df + 0.5))
+            df = df if corpus is None else corpus.df.get(token, df)
+            idf = np.log(1 + (documents - df + 0.5) / (df + 0.5))
             for postings, rows, tf, offset, renumber in found:
                 if len(rows):
-                    norm = k1 * ((1 - b) + b * np.asarray(postings.lengths)[rows] / self.average_length)
+                    norm = k1 * ((1 - b) + b * np.asarray(postings.lengths)[rows] / average)
                     target = offset + (rows if renumber is None else renumber[rows])
                     out[target] += (idf * tf / (norm + tf)).astype(np.float32)
         return out
+
+    def _found(self, token: str) -> list:
+        found = []
+        for (postings, live), renumber, offset in zip(self.parts, self._renumber, self.offsets):
+            rows, tf = postings.term(token)
+            if live is not None:
+                keep = live[rows]
+                rows, tf = rows[keep], tf[keep]
+            found.append((postings, rows, tf, offset, renumber))
+        return found
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """What BM25 reads from a whole corpus for one query: live documents, their summed length, and each
+    query token's document frequency. Shards add theirs up, then each scores as one index over all would."""
+
+    documents: int
+    length: float
+    df: dict[str, int]
+
+    def __add__(self, other: CorpusStats) -> CorpusStats:
+        df = {t: self.df.get(t, 0) + other.df.get(t, 0) for t in {**self.df, **other.df}}
+        return CorpusStats(self.documents + other.documents, self.length + other.length, df)

@@ -29,19 +29,24 @@ def new_name() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix: np.ndarray, write_vectors: Callable[[Path], str],
-          lexical: lex.LexicalSettings, name: str | None = None,
+def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix: np.ndarray | None,
+          write_vectors: Callable[[Path], str], lexical: lex.LexicalSettings, name: str | None = None,
           write_lexical: Callable[[Path], None] | None = None,
-          write_metadata: Callable[[Path], None] | None = None) -> SegmentEntry:
+          write_metadata: Callable[[Path], None] | None = None,
+          write_embeddings: Callable[[Path], int] | None = None) -> SegmentEntry:
     """Write a segment under ``root/segments`` and return its entry for a generation manifest.
-    ``write_vectors(file)`` writes the FAISS index and returns its kind; ``write_lexical(folder)`` and
-    ``write_metadata(folder)`` replace building postings and metadata from the documents (a merge
-    passes merged ones, and then ``documents`` may be a one-pass iterator)."""
+    ``write_vectors(file)`` writes the FAISS index and returns its kind; ``write_lexical(folder)``,
+    ``write_metadata(folder)`` and ``write_embeddings(file)`` replace building postings and metadata from
+    the documents and saving ``matrix`` (a merge streams merged ones, and then ``documents`` may be a
+    one-pass iterator and ``matrix`` None)."""
     name = name or new_name()
     target = root / SEGMENTS / name
     with staged_folder(target) as tmp:
         count = write_documents(tmp, documents)
-        np.save(tmp / EMBEDDINGS, np.ascontiguousarray(matrix, dtype=np.float32))
+        if write_embeddings is None:
+            np.save(tmp / EMBEDDINGS, np.ascontiguousarray(matrix, dtype=np.float32))
+        elif write_embeddings(tmp / EMBEDDINGS) != count:
+            raise CorruptIndexError(f"{target}: the merged vectors and documents differ in number; rebuild the index")
         kind = write_vectors(tmp / VECTORS)
         (write_lexical or (lambda folder: lex.build(documents, folder, lexical)))(tmp)
         (write_metadata or (lambda folder: flt.write(folder, documents)))(tmp)
@@ -51,10 +56,11 @@ def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix
 
 
 def vector_writer(settings: vec.VectorSettings, existing: Sequence[Segment], matrix: np.ndarray,
-                  map_shards: JobRunner = local_map) -> Callable[[Path], str]:
-    """The vector-index writer for a new segment (an add or a merge) of an index with ``existing`` segments."""
-    return vec.segment_writer(settings, matrix,
-                              [(s.index_type, s.folder / VECTORS, s.rows) for s in existing], map_shards)
+                  map_shards: JobRunner = local_map, merged: bool = False) -> Callable[[Path], str]:
+    """The vector-index writer for a new segment (an add, or a ``merged`` one) of an index with ``existing``
+    segments."""
+    return vec.segment_writer(settings, matrix, [(s.index_type, s.folder / VECTORS, s.rows) for s in existing],
+                              map_shards, merged)
 
 
 def entry_of(folder: Path) -> SegmentEntry:

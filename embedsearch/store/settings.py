@@ -18,7 +18,7 @@ class MergePolicy:
     tier_factor: int = 10
     floor_rows: int = 1_000
     max_deleted_share: float = 0.25
-    max_merged_rows: int = 1_000_000  # a merge holds its rows' vectors and postings in memory
+    max_merged_rows: int = 1_000_000  # a commit's own merges stay short; `compact` merges larger ones
 
     def __post_init__(self) -> None:
         if self.segments_per_tier < 2:
@@ -37,12 +37,18 @@ class MergePolicy:
 @dataclass(frozen=True)
 class StoreSettings:
     """How an index is kept on disk: the merge policy, how long superseded generations stay for readers
-    (``grace_seconds``), and the largest segment a build writes at once (bounds its memory)."""
+    (``grace_seconds``), the largest segment a build writes at once (bounds its memory), the largest one
+    ``compact`` merges into (``max_segment_rows``), and the buffer a merge streams vectors and postings
+    through (``merge_buffer_mb``: its memory, whatever the corpus)."""
 
     merge: MergePolicy = MergePolicy()
     grace_seconds: float = GRACE_SECONDS
     segment_rows: int = 250_000
+    max_segment_rows: int = 2_500_000
+    merge_buffer_mb: int = 256
 
     def __post_init__(self) -> None:
         if self.grace_seconds < 0 or self.segment_rows < 1:
             raise InputError("grace_seconds must be >= 0 and segment_rows >= 1")
+        if self.max_segment_rows < 1 or self.merge_buffer_mb < 1:
+            raise InputError("max_segment_rows and merge_buffer_mb must be at least 1")

@@ -25,7 +25,7 @@ from . import generation as gen
 from . import segment as seg
 from . import vectors as vec
 from .check import problems
-from .compact import merge, plan
+from .compact import compaction, merge, plan
 from .generation import SegmentEntry
 from .lock import writer
 from .manifest import Manifest
@@ -189,13 +189,12 @@ def delete(root: Path, manifest: Manifest, ids: Sequence[str], wait: bool | floa
 
 
 def compact(root: Path, manifest: Manifest, wait: bool | float = True) -> int:
-    """Merge every segment into one without deleted rows, and commit; returns the generation."""
+    """Merge neighbouring segments into as few as ``StoreSettings.max_segment_rows`` allows (one, below it),
+    without deleted rows, and commit; returns the generation."""
     with write_errors_name(root), writer(root, "compact", wait):
         current = Snapshot(root, manifest, gen.newest(root))
         refuse_damaged(current)
-        number = _merge_runs(root, current, [list(range(len(current.segments)))])
-        gen.collect(root, manifest.store.grace_seconds)
-    return number
+        return _merge_runs(root, current, compaction(current, manifest.store.max_segment_rows))
 
 
 def locate_ids(snapshot: Snapshot, ids: Sequence[str]) -> list[tuple[int, int] | None]:
@@ -227,9 +226,7 @@ def _maintain(root: Path, manifest: Manifest) -> None:
     settings = manifest.store
     try:
         current = Snapshot(root, manifest, gen.newest(root))
-        groups = plan(current, settings.merge)
-        if groups:
-            _merge_runs(root, current, groups)
+        _merge_runs(root, current, plan(current, settings.merge))
         gen.collect(root, settings.grace_seconds)
     except Exception as exc:  # noqa: BLE001  (the commit is saved: nothing after it may turn it into a failure)
         reason = str(exc).splitlines()[0] if isinstance(exc, (OSError, EmbedsearchError)) else \
@@ -239,13 +236,18 @@ def _maintain(root: Path, manifest: Manifest) -> None:
 
 
 def _merge_runs(root: Path, current: Snapshot, groups: list[list[int]]) -> int:
-    entries: list[SegmentEntry | None] = list(current.generation.segments)
+    """Merge each run of neighbouring positions and commit it on its own, then remove what it replaced
+    (past the grace period): a crash loses one merge, and the disk holds one run twice at most."""
+    entries: list[SegmentEntry] = list(current.generation.segments)
+    number, shift = current.number, 0
     for positions in groups:
         merged = merge(current, positions)
-        for p in positions:
-            entries[p] = None
-        entries[positions[0]] = merged
-    return gen.publish(root, [e for e in entries if e is not None], current.generation.corpus_version)
+        at = positions[0] - shift
+        entries[at:at + len(positions)] = [merged] if merged is not None else []
+        shift += len(positions) - (merged is not None)
+        number = gen.publish(root, entries, current.generation.corpus_version)
+        gen.collect(root, current.manifest.store.grace_seconds)
+    return number
 
 
 def _named(root: Path, name: str) -> bool:

@@ -91,11 +91,16 @@ def save(path: Path, vectors: np.ndarray, settings: VectorSettings, trained=None
 
 
 def segment_writer(settings: VectorSettings, matrix: np.ndarray, existing: Sequence[tuple[str, Path, int]],
-                   map_shards: JobRunner = local_map):
-    """``write(file) -> kind`` for a new segment (an add or a merge) of an index whose segments are
-    ``existing`` ``(kind, folder, rows)``: the kind the settings choose for its size, prepared by its backend."""
+                   map_shards: JobRunner = local_map, merged: bool = False):
+    """``write(file) -> kind`` for a new segment (an add or a ``merged`` one) of an index whose segments are
+    ``existing`` ``(kind, folder, rows)``: the kind the settings choose for its size, prepared by its backend.
+    A merge keeps an index that has grown to IVF on IVF (sharing its quantizer) where the size alone would
+    choose HNSW, whose graph holds every vector in memory: compacting 1M rows less a few deletions stays IVF."""
     kind = settings.choose(len(matrix))
+    stay = merged and kind == HNSW.kind and settings.index_type == "auto" and any(k == IVFPQ.kind for k, _, _ in existing)
+    kind = IVFPQ.kind if stay else kind
     settings, trained = BACKENDS[kind].prepare(settings, [(f, n) for k, f, n in existing if k == kind])
+    settings = replace(settings, index_type=kind) if stay else settings
     return lambda file: save(file, matrix, settings, trained, map_shards)
 
 

@@ -25,6 +25,7 @@ class Flat:
     kind = "flat"
     exact = True
     ondisk = False
+    trains = False  # whether ``train`` gives something the segments of one index share
 
     @classmethod
     def owns(cls, index: Any) -> bool:

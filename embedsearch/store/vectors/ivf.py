@@ -179,6 +179,7 @@ class IVFPQ(Flat):
     kind = "ivfpq"
     exact = False
     ondisk = True
+    trains = True
     RERANK_FACTOR = 4
     RERANK_MIN = 100
 
