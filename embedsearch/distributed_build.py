@@ -9,16 +9,20 @@ commits generation 1 and swaps the folder in; a failed task leaves nothing behin
 Each worker process loads the model once (``embed.load_model`` keeps it) and embeds through the
 embedding cache of its own node (``EMBEDSEARCH_CACHE_DIR`` there: a SQLite file per model that the
 node's worker processes share under SQLite's own locking), so a rebuild on the same nodes embeds only
-texts they have not seen. Segments hold at most ``StoreSettings.segment_rows`` documents and take the
-vector index their size calls for (HNSW from 50,000 documents), so no quantizer is shared between
-workers; ``embedsearch compact`` merges them later if one IVF index is wanted.
+texts they have not seen. Segments hold at most ``StoreSettings.segment_rows`` documents, and every one
+takes the vector index the whole corpus's size calls for, as in a local build. For IVF, a round between
+the two embeds a sample of ``segment_rows`` documents drawn across the files (through the same caches, so
+round two finds them there), the driver trains one quantizer on it, and every worker fills its segments
+with that one: the segments of a corpus share a quantizer, as a local build's do.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .corpus import FieldMap, Problem, UniqueIds, iter_sources
 from .embedding.embed import Embedder, EmbedSettings
@@ -27,11 +31,13 @@ from .engine.jobs import JobRunner
 from .retrieval.search import SearchSettings
 from .store import generation as gen
 from .store import segment as seg
+from .store import vectors as vec
 from .store.generation import SegmentEntry
 from .store.lexical import LexicalSettings
 from .store.manifest import Manifest
 from .store.settings import StoreSettings
 from .store.vectors import VectorSettings
+from .store.vectors import ivf
 from .store.writer import chunks, export_query_encoder, new_index
 
 
@@ -42,19 +48,49 @@ def read_ids(source: str, fields: dict, skip_invalid: bool) -> tuple[list[str], 
     return ids, [str(p) for p in skipped]
 
 
+def embed_sample(source: str, fields: dict, skip_invalid: bool, manifest: Manifest, rows: list[int]) -> np.ndarray:
+    """On a worker: the vectors of the records at positions ``rows`` of one corpus file (a training sample)."""
+    import torch
+
+    torch.set_num_threads(1)
+    wanted = set(rows)
+    docs = [d for i, d in enumerate(iter_sources([source], FieldMap(**fields), skip_invalid, [])) if i in wanted]
+    return Embedder(manifest.model.settings).embed([d.embed_text for d in docs])
+
+
 def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, manifest: Manifest,
-                   segment_rows: int) -> list[SegmentEntry]:
-    """On a worker: embed one corpus file and write it as segments under ``root``; returns their entries."""
+                   segment_rows: int, kind: str, trained: np.ndarray | None) -> list[SegmentEntry]:
+    """On a worker: embed one corpus file and write it as segments under ``root`` with vector index ``kind``
+    (filled from the ``trained`` index, serialized, where one is shared); returns their entries."""
     import torch
 
     torch.set_num_threads(1)
     embedder = Embedder(manifest.model.settings)
+    settings = replace(manifest.vectors, index_type=kind)
+    shared = None if trained is None else ivf.deserialize(trained)
     entries = []
     for part in chunks(iter_sources([source], FieldMap(**fields), skip_invalid, []), segment_rows):
         matrix = embedder.embed([d.embed_text for d in part])
-        entries.append(seg.write(Path(root), part, matrix, seg.vector_writer(manifest.vectors, [], matrix),
-                                 manifest.lexical))
+        entries.append(seg.write(Path(root), part, matrix,
+                                 lambda file, m=matrix: vec.save(file, m, settings, trained=shared), manifest.lexical))
     return entries
+
+
+def train_shared(names: list[str], counts: list[int], fields: FieldMap, skip_invalid: bool, manifest: Manifest,
+                 kind: str, jobs: JobRunner) -> np.ndarray | None:
+    """The quantizer every segment shares (serialized), trained on ``segment_rows`` records drawn across the
+    files; None for a kind that trains nothing."""
+    backend = vec.backend(kind)
+    if not backend.trains:
+        return None
+    total = sum(counts)
+    picked = np.sort(np.random.default_rng(0).choice(total, min(total, manifest.store.segment_rows), replace=False))
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    work = [(name, asdict(fields), skip_invalid, manifest, (rows - start).tolist())
+            for name, start, stop in zip(names, starts[:-1], starts[1:])
+            if len(rows := picked[(picked >= start) & (picked < stop)])]
+    sample = np.concatenate(list(jobs(embed_sample, work)))
+    return ivf.serialize(backend.train(sample, replace(manifest.vectors, index_type=kind)))
 
 
 def from_sources(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, ray: RaySettings,
@@ -85,8 +121,12 @@ def build(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: boo
         for doc_id in ids:
             unique.add(doc_id, name)
     unique.finish(", ".join(names))
+    counts = [len(ids) for ids, _ in checked]
+    kind = manifest.vectors.choose(sum(counts))
+    trained = train_shared(names, counts, fields, skip_invalid, manifest, kind, jobs)
     with new_index(target, manifest) as tmp:
-        work = [(name, asdict(fields), skip_invalid, str(tmp), manifest, manifest.store.segment_rows) for name in names]
+        work = [(name, asdict(fields), skip_invalid, str(tmp), manifest, manifest.store.segment_rows, kind, trained)
+                for name in names]
         entries = [entry for written in jobs(write_segments, work) for entry in written]
         gen.publish(tmp, entries, 1)
     return [problem for _, skipped in checked for problem in skipped]

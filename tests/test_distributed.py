@@ -220,3 +220,29 @@ def test_the_local_engine_never_imports_ray(tmp_path):
             "assert 'ray' not in sys.modules, 'ray was imported'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-1500:]
+
+
+def test_ray_built_ivf_segments_share_one_quantizer_trained_across_files(local_ray, bundled_docs, tmp_path):
+    """The corpus's size picks IVF for every segment, small ones too, and all are filled from one quantizer
+    trained on a sample drawn across the files; answers equal a local build's (candidates re-scored exactly)."""
+    from embedsearch.engine.distributed import RaySettings
+    from embedsearch.store.settings import StoreSettings
+    from embedsearch.store.vectors import VectorSettings, ivf
+
+    files = []
+    for number, part in enumerate((bundled_docs[:25], bundled_docs[25:45], bundled_docs[45:])):
+        files.append(tmp_path / f"part{number}.jsonl")
+        files[-1].write_text("".join(json.dumps({"id": d.id, "text": d.text}) + "\n" for d in part))
+    options = {"embed": HASHING, "vectors": VectorSettings(exact_below=10, compress_above=20),
+               "storage": StoreSettings(segment_rows=40)}
+    on_ray = Index.from_sources(files, tmp_path / "ray-idx", ray=RaySettings(workers=2), **options)
+    local = Index.from_sources(files, tmp_path / "local-idx", **options)
+    assert [s.rows for s in on_ray.snapshot.segments] == [25, 20, 12]
+    assert {s.index_type for s in on_ray.snapshot.segments} == {"ivfpq"} == \
+        {s.index_type for s in local.snapshot.segments}
+    centroids = [ivf.centroids(ivf.read_trained(s.folder / "vectors.faiss")) for s in on_ray.snapshot.segments]
+    assert all(np.array_equal(c, centroids[0]) for c in centroids[1:])
+    for query in ("vision-language-action robot policies", "diffusion language models"):
+        assert [h.id for h in on_ray.search(query, 10, mode="dense")] == \
+            [h.id for h in local.search(query, 10, mode="dense")]
+    assert on_ray.check(deep=True) == []
