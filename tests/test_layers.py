@@ -19,6 +19,7 @@ LAYERS = [
     {"manifest_check", "distributed_build"},
     {"index"},
     {"evaluate"},
+    {"shards"},
     {"serve"},
     {"cli"},
     {"__init__", "__main__"},

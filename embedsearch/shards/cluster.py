@@ -1,0 +1,166 @@
+"""``Cluster``: an index split into shards by id hash, each an ordinary embedsearch index, searched as one.
+
+A search is two rounds over the shards, as Elasticsearch's ``dfs_query_then_fetch``: each shard's share of
+the BM25 statistics (added up, so every shard scores with the whole corpus's), then each shard's candidates,
+merged (``merge``) into the ranking one index over all the documents gives; then the documents of the winners.
+Shards here are opened in this process; ``serve.cluster`` runs each as a Ray Serve deployment instead."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import reduce
+from pathlib import Path
+
+import numpy as np
+
+from ..corpus import Document, check_unique
+from ..errors import InputError, ModelMismatchError
+from ..index import Index
+from ..retrieval.search import MODES, Hit, band, check_k, check_query
+from ..store import writer
+from ..store.lock import writer as lock
+from . import cut as cuts
+from .merge import Placed, depth, merge
+from .shard import Shard
+
+
+@dataclass(frozen=True)
+class ShardedAnswer:
+    """A merged answer: the hits, the cut it was read at, and the shards that did not answer (an answer
+    with ``missing`` is partial: it lacks whatever those shards hold)."""
+
+    hits: list[Hit]
+    cut: int
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing)
+
+
+class Cluster:
+    """Shards of one corpus at one cut. Use ``Cluster.split`` or ``Cluster.open``."""
+
+    def __init__(self, root: Path, cut: cuts.Cut, shards: list[Shard]):
+        self.root, self.cut, self.shards = root, cut, shards
+        prints = {s.index.snapshot.manifest.model.fingerprint for s in shards}
+        if len(prints) != 1:
+            raise ModelMismatchError(f"{root}: its shards were built with different models; rebuild the cluster")
+
+    @classmethod
+    def open(cls, path: str | Path) -> Cluster:
+        """The newest cut of the cluster at ``path``, every shard at the generation it names."""
+        root = Path(path)
+        names = cuts.shard_names(root)
+        cut = cuts.newest(root)
+        return cls(root, cut, [Shard(root / cuts.SHARDS / n, g) for n, g in zip(names, cut.generations)])
+
+    @classmethod
+    def split(cls, index: Index, path: str | Path, shards: int) -> Cluster:
+        """Write the live documents of ``index`` (with their vectors: nothing is embedded again) as ``shards``
+        ordinary indexes routed by id hash, with the index's settings; one pass over the source per shard,
+        holding one segment of documents at a time."""
+        if shards < 1:
+            raise InputError(f"a cluster needs at least one shard, got {shards}")
+        root = Path(path)
+        if root.exists():
+            raise InputError(f"{root} already exists; choose a new folder for the cluster")
+        manifest = index.snapshot.manifest
+        owners = np.asarray([cuts.owner(i, shards) for i in index.documents.ids], dtype=np.int64)
+        names = [f"shard-{s:03d}" for s in range(shards)]
+        empty = [n for s, n in enumerate(names) if not (owners == s).any()]
+        if empty:
+            raise InputError(f"{len(owners)} documents leave {empty[0]} empty; use fewer shards than that")
+        for s, name in enumerate(names):
+            Index.from_batches(_batches(index, owners == s, manifest.store.segment_rows), root / cuts.SHARDS / name,
+                               manifest.model.to_json(), int((owners == s).sum()), manifest.vectors, manifest.lexical,
+                               index.search_settings, storage=manifest.store, name=manifest.name)
+        cuts.create(root, names, [Index.load(root / cuts.SHARDS / n).generation for n in names])
+        return cls.open(root)
+
+    def __len__(self) -> int:
+        return sum(len(s.index) for s in self.shards)
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.shards]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.shards[0].index.encode(texts)
+
+    def search(self, query: str, k: int = 10, mode: str | None = None, filters: Sequence[str] = ()) -> ShardedAnswer:
+        """The ``k`` best hits over every shard, equal to one index's over the same documents."""
+        check_k(k)
+        query = check_query(query)
+        settings = self.shards[0].settings
+        mode = mode or settings.mode
+        if mode not in MODES:
+            raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        vector = self.encode([query])[0]
+        corpus = None if mode == "dense" else reduce(lambda a, b: a + b, (s.stats(query) for s in self.shards))
+        offered = [s.candidates(vector, query, corpus, depth(k, mode, settings), mode, filters) for s in self.shards]
+        return ShardedAnswer(hits_of(merge(offered, k, mode, settings), [s.documents for s in self.shards],
+                                     settings.bands()), self.cut.number)
+
+    def add(self, documents: Iterable[Document], wait: bool | float = True) -> Cluster:
+        """Embed and add ``documents``, each to the shard its id routes to, then publish the next cut."""
+        documents = list(documents)
+        check_unique(documents)
+        with lock(self.root, "add", wait):
+            current = Cluster.open(self.root)
+            owners = [cuts.owner(d.id, len(current.shards)) for d in documents]
+            for s, shard in enumerate(current.shards):
+                mine = [d for d, o in zip(documents, owners) if o == s]
+                if mine:
+                    shard.index.refresh()
+                    writer.refuse_present(shard.index.snapshot, [d.id for d in mine])
+            for s, shard in enumerate(current.shards):
+                mine = [d for d, o in zip(documents, owners) if o == s]
+                if mine:
+                    shard.index.add(mine, wait=wait)
+            return self._publish(current)
+
+    def remove(self, ids: Iterable[str], wait: bool | float = True) -> Cluster:
+        """Mark ``ids`` deleted in their shards, then publish the next cut."""
+        ids = list(dict.fromkeys(ids))
+        with lock(self.root, "remove", wait):
+            current = Cluster.open(self.root)
+            for s, shard in enumerate(current.shards):
+                mine = [i for i in ids if cuts.owner(i, len(current.shards)) == s]
+                if mine:
+                    shard.index.refresh().remove(mine, wait=wait)
+            return self._publish(current)
+
+    def _publish(self, current: Cluster) -> Cluster:
+        cuts.publish(self.root, [Index.load(s.index.path).generation for s in current.shards])
+        opened = Cluster.open(self.root)
+        self.__dict__.update(opened.__dict__)
+        return self
+
+
+def hits_of(placed: Sequence[Placed], fetch: Sequence, bands: tuple[float, float]) -> list[Hit]:
+    """Hits for merged results, each document fetched from its shard (``fetch[s](rows)``), in rank order."""
+    documents: dict[tuple[int, int], Document] = {}
+    for s in sorted({p.shard for p in placed}):
+        rows = [p.ranked.row for p in placed if p.shard == s]
+        documents.update({(s, r): d for r, d in zip(rows, fetch[s](rows))})
+    out = []
+    for rank, p in enumerate(placed, start=1):
+        doc, r = documents[(p.shard, p.ranked.row)], p.ranked
+        out.append(Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25, band(r.cosine, bands)))
+    return out
+
+
+def _batches(index: Index, mine: np.ndarray, size: int) -> Iterator[tuple[list[Document], np.ndarray]]:
+    """The rows of ``index`` where ``mine`` is true, as ``(documents, vectors)`` batches of at most ``size``."""
+    documents, rows = [], []
+    for row, doc in enumerate(index.documents):
+        if mine[row]:
+            documents.append(doc)
+            rows.append(row)
+            if len(rows) == size:
+                yield documents, np.asarray(index.embeddings[rows], dtype=np.float32)
+                documents, rows = [], []
+    if rows:
+        yield documents, np.asarray(index.embeddings[rows], dtype=np.float32)

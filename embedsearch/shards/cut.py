@@ -1,0 +1,82 @@
+"""A cluster folder on disk: ``cluster.json`` (the shards, in order, and how ids are routed to them) and
+numbered cuts, ``cuts/N.json``, each naming one generation of every shard. A reader opens the newest cut and
+each shard at the generation it names, so it sees one consistent state across shards even while a writer
+commits to one of them; a write commits to its shard, then publishes the next cut (under the cluster's lock)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CorruptIndexError
+from ..files import write_json
+from ..store.docstore import id_hash
+
+FORMAT = 1
+CLUSTER = "cluster.json"
+CUTS = "cuts"
+SHARDS = "shards"
+ROUTING = "blake2b-64 of the id, modulo the shard count"
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Cut ``number`` of a cluster: the generation of each shard (in shard order) that belongs to it."""
+
+    number: int
+    generations: tuple[int, ...]
+
+
+def owner(doc_id: str, shards: int) -> int:
+    """The shard that holds ``doc_id``: the same hash the document store finds ids by."""
+    return id_hash(doc_id) % shards
+
+
+def is_cluster(folder: Path) -> bool:
+    return (Path(folder) / CLUSTER).is_file()
+
+
+def shard_names(root: Path) -> list[str]:
+    file = root / CLUSTER
+    try:
+        payload = json.loads(file.read_text())
+        names = payload["shards"]
+        if payload.get("format") != FORMAT or not names or not all(isinstance(n, str) for n in names):
+            raise ValueError("unexpected format or shard list")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{file}: not a cluster this version reads ({exc}); rebuild it with "
+                                "`embedsearch shard`") from exc
+    return names
+
+
+def create(root: Path, names: list[str], generations: list[int]) -> None:
+    (root / CUTS).mkdir(parents=True, exist_ok=True)
+    write_json(root / CLUSTER, {"format": FORMAT, "shards": names, "routing": ROUTING})
+    publish(root, generations)
+
+
+def newest(root: Path) -> Cut:
+    numbers = sorted(int(p.stem) for p in (root / CUTS).glob("*.json") if p.stem.isdigit())
+    if not numbers:
+        raise CorruptIndexError(f"{root / CUTS}: no cut; the cluster is damaged, rebuild it with `embedsearch shard`")
+    return read(root, numbers[-1])
+
+
+def read(root: Path, number: int) -> Cut:
+    file = root / CUTS / f"{number}.json"
+    try:
+        generations = json.loads(file.read_text())["generations"]
+        if not all(isinstance(g, int) and g > 0 for g in generations):
+            raise ValueError("generations must be positive whole numbers")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{file}: unreadable ({exc}); restore it or rebuild the cluster") from exc
+    return Cut(number, tuple(generations))
+
+
+def publish(root: Path, generations: list[int]) -> Cut:
+    """Write the next cut (the caller holds the cluster's writer lock); a cut is never rewritten."""
+    numbers = sorted(int(p.stem) for p in (root / CUTS).glob("*.json") if p.stem.isdigit())
+    number = (numbers[-1] if numbers else 0) + 1
+    write_json(root / CUTS / f"{number}.json", {"cut": number, "generations": list(generations)}, exclusive=True)
+    return Cut(number, tuple(generations))

@@ -1,0 +1,50 @@
+"""The ingress's side of a sharded search: merge each shard's candidates into one ranking equal to that of a
+single index over every shard's documents. It takes the global dense and lexical top ``depth`` from the
+shards' lists, then fuses over their union, each signal divided by its best over all shards, exactly as
+``retrieval.search.fuse`` does for one index. Ties (equal scores) go to the lower shard, then row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..retrieval.search import Ranked, SearchSettings, fuse
+from .shard import Candidate
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A merged result: the shard and row it came from, and its ranking with the evidence."""
+
+    shard: int
+    ranked: Ranked
+
+
+def depth(k: int, mode: str, settings: SearchSettings) -> int:
+    """How many candidates each shard offers per signal: what one index takes before fusing."""
+    return k if mode != "hybrid" else max(k, settings.candidates)
+
+
+def merge(offered: Sequence[Sequence[Candidate]], k: int, mode: str, settings: SearchSettings) -> list[Placed]:
+    """One ranking of ``k`` from every shard's candidates (``offered[s]`` is shard ``s``'s)."""
+    pool = [(s, c) for s, candidates in enumerate(offered) for c in candidates]
+    key = {(s, c.row): i for i, (s, c) in enumerate(pool)}
+    if mode == "dense":
+        best = sorted((p for p in pool if p[1].dense is not None), key=lambda p: (-p[1].dense, p[0], p[1].row))
+        return [Placed(s, Ranked(c.row, c.dense, c.cosine, None)) for s, c in best[:k]]
+    lexical = sorted((p for p in pool if p[1].lexical), key=lambda p: (-p[1].bm25, p[0], p[1].row))
+    if mode == "lexical":
+        return [Placed(s, Ranked(c.row, c.bm25, c.cosine, c.bm25)) for s, c in lexical[:k]]
+    wanted = depth(k, mode, settings)
+    dense = sorted((p for p in pool if p[1].dense is not None), key=lambda p: (-p[1].dense, p[0], p[1].row))[:wanted]
+    chosen = {(s, c.row) for s, c in dense} | {(s, c.row) for s, c in lexical[:wanted]}
+    order = sorted(chosen, key=key.__getitem__)
+    position = {place: i for i, place in enumerate(order)}
+    cosine = np.asarray([pool[key[p]][1].cosine for p in order])
+    bm25 = np.asarray([pool[key[p]][1].bm25 for p in order])
+    fused = fuse([(position[(s, c.row)], c.dense) for s, c in dense],
+                 [(position[(s, c.row)], c.bm25) for s, c in lexical[:wanted]],
+                 lambda rows: cosine[rows], lambda rows: bm25[rows], k, settings)
+    return [Placed(order[r.row][0], Ranked(order[r.row][1], r.score, r.cosine, r.bm25)) for r in fused]

@@ -1,0 +1,68 @@
+"""One shard's side of a sharded search, in plain data a remote caller can send and receive: its share of the
+BM25 statistics, then its candidates scored with the whole corpus's statistics, then the documents of the
+rows that made the merged answer. A shard reads one generation for all three, the one its cut names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..corpus import Document
+from ..index import Index
+from ..retrieval.search import SearchSettings, top_lexical
+from ..store.filters import Filter
+from ..store.lexical import CorpusStats
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A shard's row with both raw scores: ``dense`` is its cosine if it made the shard's dense list (else
+    None), ``lexical`` whether it made the lexical one; ``cosine`` and ``bm25`` are known either way."""
+
+    row: int
+    cosine: float
+    bm25: float | None
+    dense: float | None
+    lexical: bool
+
+
+class Shard:
+    """An ordinary index read at one generation, answering the three calls of a sharded search."""
+
+    def __init__(self, path: str | Path, generation: int | None = None):
+        self.index = Index.load(path, generation=generation)
+        self.name = Path(path).name
+
+    @property
+    def generation(self) -> int:
+        return self.index.generation
+
+    def stats(self, query: str) -> CorpusStats:
+        return self.index.snapshot.lexical.stats(query)
+
+    def candidates(self, vector: np.ndarray, query: str, corpus: CorpusStats | None, depth: int, mode: str,
+                   filters: Sequence[str] = ()) -> list[Candidate]:
+        """The rows this shard offers for ``mode`` at ``depth``, as one index's ranking takes them: the dense
+        top ``depth`` and, scored with ``corpus`` (the statistics of every shard), the lexical top ``depth``."""
+        snapshot = self.index.snapshot
+        allowed = snapshot.allowed_rows([Filter.parse(f) for f in filters])
+        vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+        dense = {} if mode == "lexical" else dict(snapshot.dense(vector[None, :], depth, allowed=allowed)[0])
+        bm25 = None if mode == "dense" else snapshot.lexical.scores(query, corpus)
+        lexical = set() if bm25 is None else {r for r, _ in top_lexical(bm25, depth, allowed)}
+        rows = np.asarray(sorted(set(dense) | lexical), dtype=np.int64)
+        if len(rows) == 0:
+            return []
+        cosines = np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector
+        return [Candidate(int(r), float(c), None if bm25 is None else float(bm25[r]), dense.get(int(r)),
+                          int(r) in lexical) for r, c in zip(rows.tolist(), cosines)]
+
+    def documents(self, rows: Sequence[int]) -> list[Document]:
+        return self.index.snapshot.documents.get(list(rows))
+
+    @property
+    def settings(self) -> SearchSettings:
+        return self.index.search_settings

@@ -1,0 +1,105 @@
+"""Shards searched as one: on SciFact queries, three shards answer exactly as one index over the same
+documents in every mode (global BM25 statistics, fusion over the merged candidates); writes go to the
+owning shard and readers see one cut across shards."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import SHARED
+
+from embedsearch import Document, Index, InputError
+from embedsearch.evaluate import load_beir
+from embedsearch.shards import Cluster, owner
+
+
+@pytest.fixture(scope="session")
+def scifact_sample():
+    """400 SciFact abstracts (every one relevant to the first 40 test queries, then others) and those queries."""
+    data = load_beir(SHARED / "eval" / "scifact")
+    queries = list(data.queries.items())[:40]
+    wanted = {d for q, _ in queries for d in data.qrels[q]}
+    docs = [d for d in data.documents if d.id in wanted]
+    docs += [d for d in data.documents if d.id not in wanted][:400 - len(docs)]
+    return docs, [text for _, text in queries]
+
+
+@pytest.fixture(scope="session")
+def single(scifact_sample, tmp_path_factory):
+    docs, _ = scifact_sample
+    return Index.build(docs, tmp_path_factory.mktemp("single") / "idx")
+
+
+@pytest.fixture()
+def cluster(single, tmp_path):
+    return Cluster.split(single, tmp_path / "cluster", 3)
+
+
+def same(answer, hits) -> bool:
+    """The same ranking: scores equal, and the same ids at each score (exact ties may be ordered either way)."""
+    got, want = answer.hits, hits
+    if len(got) != len(want) or not np.allclose([h.score for h in got], [h.score for h in want], rtol=1e-6):
+        return False
+    groups: dict[float, tuple[set, set]] = {}
+    for g, w in zip(got, want):
+        key = round(w.score, 5)
+        groups.setdefault(key, (set(), set()))[0].add(g.id)
+        groups[key][1].add(w.id)
+    return all(a == b for a, b in groups.values())
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_three_shards_answer_like_one_index_on_scifact_queries(single, cluster, scifact_sample, mode):
+    _, queries = scifact_sample
+    assert sorted(len(s.index) for s in cluster.shards) != [0, 0, 400] and len(cluster) == len(single)
+    for query in queries:
+        answer = cluster.search(query, 10, mode=mode)
+        expected = single.search(query, 10, mode=mode)
+        assert same(answer, expected), (mode, query, [h.id for h in answer.hits], [h.id for h in expected])
+        assert [h.cosine for h in answer.hits] == pytest.approx([h.cosine for h in expected], abs=1e-6)
+        assert not answer.partial
+    for query in queries[:5]:  # deep enough that every candidate of the fusion counts
+        assert same(cluster.search(query, 80, mode=mode), single.search(query, 80, mode=mode)), (mode, query)
+
+
+def test_shard_local_bm25_would_not_be_equal(single, cluster, scifact_sample):
+    """Why the statistics round exists: each shard's own BM25 ranks differently from the whole corpus's."""
+    _, queries = scifact_sample
+    differs = 0
+    for query in queries[:10]:
+        local = max((h for s in cluster.shards for h in s.index.search(query, 1, mode="lexical")), key=lambda h: h.score)
+        differs += not np.isclose(local.score, single.search(query, 1, mode="lexical")[0].score, rtol=1e-6)
+    assert differs >= 8
+
+
+def test_writes_go_to_the_owning_shard_and_each_commit_is_a_new_cut(cluster, single, scifact_sample):
+    new = Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")
+    before = cluster.cut.number
+    generations = [s.generation for s in cluster.shards]
+    reader = Cluster.open(cluster.root)
+    cluster.add([new])
+    home = owner("new-1", 3)
+    assert cluster.cut.number == before + 1
+    assert [s.generation != g for s, g in zip(cluster.shards, generations)] == [s == home for s in range(3)]
+    assert cluster.search("vitamin D fractures elderly women", 1, mode="lexical").hits[0].id == "new-1"
+    assert "new-1" not in {h.id for h in reader.search("vitamin D fractures elderly women", 5).hits}  # its cut
+    with pytest.raises(InputError, match="already in"):
+        cluster.add([new])
+    victim = scifact_sample[0][0].id
+    cluster.remove([victim, "new-1"])
+    assert cluster.cut.number == before + 2 and len(cluster) == len(single) - 1
+    assert victim not in {h.id for h in cluster.search(scifact_sample[1][0], 50).hits}
+    latest = json.loads((cluster.root / "cuts" / f"{cluster.cut.number}.json").read_text())
+    assert latest["generations"] == [s.generation for s in Cluster.open(cluster.root).shards]
+
+
+def test_too_many_shards_and_an_existing_folder_are_refused(single, tmp_path):
+    small = Index.from_embeddings(list(single.documents)[:2], np.asarray(single.embeddings[[0, 1]]),
+                                  tmp_path / "two", single.manifest["model"])
+    with pytest.raises(InputError, match="empty; use fewer shards"):
+        Cluster.split(small, tmp_path / "c", 8)
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(InputError, match="already exists"):
+        Cluster.split(single, tmp_path / "taken", 2)
