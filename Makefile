@@ -40,8 +40,8 @@ bench: $(VENV)/.bench-installed
 lock:
 	python3 -m venv $(LOCK_TOOL)
 	$(LOCK_TOOL)/bin/pip install -q pip-tools==7.6.2
-	$(COMPILE) --upgrade --extra serve --extra test --extra ray -o requirements/test.lock pyproject.toml
-	$(COMPILE) --upgrade --extra serve --extra test --extra ray --extra bench -c requirements/test.lock \
+	$(COMPILE) --upgrade --extra serve --extra test --extra ray --extra cluster -o requirements/test.lock pyproject.toml
+	$(COMPILE) --upgrade --extra serve --extra test --extra ray --extra cluster --extra bench -c requirements/test.lock \
 		-o requirements/bench.lock pyproject.toml
 
 # Every dependency pyproject.toml names is pinned in the locks (also a test: tests/test_lock.py).

@@ -140,3 +140,37 @@ def metadata_index(tmp_path_factory, bundled_docs, bundled_index):
     folder = tmp_path_factory.mktemp("served")
     source = corpus_with_metadata(bundled_docs, folder / "corpus.jsonl")
     return Index.from_sources([source], folder / "idx")
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """One local Ray cluster for every Ray test (they share one pytest-xdist worker: `xdist_group('ray')`)."""
+    if os.environ.get("EMBEDSEARCH_REQUIRE_RAY"):
+        import ray  # CI installs the extra: a missing Ray must fail there, not skip
+    else:
+        ray = pytest.importorskip("ray", reason="pip install 'embedsearch[ray]' to run the Ray tests")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def scifact_sample():
+    """400 SciFact abstracts (every one relevant to the first 40 test queries, then others) and those queries."""
+    from embedsearch.evaluate import load_beir
+
+    data = load_beir(SHARED / "eval" / "scifact")
+    queries = list(data.queries.items())[:40]
+    wanted = {d for q, _ in queries for d in data.qrels[q]}
+    docs = [d for d in data.documents if d.id in wanted]
+    docs += [d for d in data.documents if d.id not in wanted][:400 - len(docs)]
+    return docs, [text for _, text in queries]
+
+
+@pytest.fixture(scope="session")
+def single(scifact_sample, tmp_path_factory):
+    """One index over the SciFact sample: what a cluster of its documents must answer like."""
+    from embedsearch import Index
+
+    docs, _ = scifact_sample
+    return Index.build(docs, tmp_path_factory.mktemp("single") / "idx")

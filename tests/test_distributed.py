@@ -17,15 +17,6 @@ from embedsearch.embedding.embed import Embedder, EmbedSettings
 pytestmark = pytest.mark.xdist_group("ray")
 
 
-@pytest.fixture(scope="session")
-def local_ray():
-    if os.environ.get("EMBEDSEARCH_REQUIRE_RAY"):
-        import ray  # CI installs the extra: a missing Ray must fail there, not skip
-    else:
-        ray = pytest.importorskip("ray", reason="pip install 'embedsearch[ray]' to run the Ray tests")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    yield ray
-    ray.shutdown()
 
 
 def test_ray_embeddings_equal_the_local_path(local_ray, bundled_docs, tmp_path):

@@ -8,28 +8,9 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SHARED
 
 from embedsearch import Document, Index, InputError
-from embedsearch.evaluate import load_beir
 from embedsearch.shards import Cluster, owner
-
-
-@pytest.fixture(scope="session")
-def scifact_sample():
-    """400 SciFact abstracts (every one relevant to the first 40 test queries, then others) and those queries."""
-    data = load_beir(SHARED / "eval" / "scifact")
-    queries = list(data.queries.items())[:40]
-    wanted = {d for q, _ in queries for d in data.qrels[q]}
-    docs = [d for d in data.documents if d.id in wanted]
-    docs += [d for d in data.documents if d.id not in wanted][:400 - len(docs)]
-    return docs, [text for _, text in queries]
-
-
-@pytest.fixture(scope="session")
-def single(scifact_sample, tmp_path_factory):
-    docs, _ = scifact_sample
-    return Index.build(docs, tmp_path_factory.mktemp("single") / "idx")
 
 
 @pytest.fixture()
@@ -38,9 +19,10 @@ def cluster(single, tmp_path):
 
 
 def same(answer, hits) -> bool:
-    """The same ranking: scores equal, and the same ids at each score (exact ties may be ordered either way)."""
+    """The same ranking: scores equal (to the 6 decimals JSON carries), and the same ids at each score (exact ties
+    may be ordered either way)."""
     got, want = answer.hits, hits
-    if len(got) != len(want) or not np.allclose([h.score for h in got], [h.score for h in want], rtol=1e-6):
+    if len(got) != len(want) or not np.allclose([h.score for h in got], [h.score for h in want], rtol=1e-6, atol=1e-6):
         return False
     groups: dict[float, tuple[set, set]] = {}
     for g, w in zip(got, want):
@@ -103,3 +85,15 @@ def test_too_many_shards_and_an_existing_folder_are_refused(single, tmp_path):
     (tmp_path / "taken").mkdir()
     with pytest.raises(InputError, match="already exists"):
         Cluster.split(single, tmp_path / "taken", 2)
+
+
+def test_the_cli_splits_an_index_and_searches_the_shards_as_one(single, scifact_sample, tmp_path):
+    from conftest import run_cli
+
+    made = run_cli("shard", "--index", str(single.path), "--out", str(tmp_path / "c"), "--shards", "2", check=True)
+    assert "into 2 shard(s)" in made.stdout
+    query = scifact_sample[1][3]
+    found = run_cli("cluster-search", query, "--cluster", str(tmp_path / "c"), "-k", "5", "--json", check=True)
+    assert [json.loads(line)["id"] for line in found.stdout.splitlines()] == [h.id for h in single.search(query, 5)]
+    again = run_cli("shard", "--index", str(single.path), "--out", str(tmp_path / "c"), "--shards", "2")
+    assert again.returncode == 2 and "already exists" in again.stderr

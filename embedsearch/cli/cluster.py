@@ -1,0 +1,58 @@
+"""Commands for a cluster of shards: ``embedsearch shard`` splits an index, ``cluster-search`` searches the
+shards as one in this process, ``serve-cluster`` serves them on Ray Serve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..serve.settings import ClusterSettings
+from .app import IndexOpt, JsonOpt, app, friendly, open_index
+
+_DEFAULT = ClusterSettings()
+ClusterOpt = typer.Option(..., "--cluster", "-c", help="Cluster folder (made by `embedsearch shard`).")
+
+
+@app.command()
+@friendly
+def shard(index: str | None = IndexOpt, out: Path = typer.Option(..., "--out", help="New folder for the cluster."),
+          shards: int = typer.Option(..., "--shards", min=1, help="How many shards (documents routed by id hash).")) -> None:
+    """Split an index into shards, each an ordinary index, with its vectors (nothing is embedded again)."""
+    from ..shards import Cluster
+
+    cluster = Cluster.split(open_index(index), out, shards)
+    sizes = ", ".join(f"{s.name}: {len(s.index):,}" for s in cluster.shards)
+    typer.echo(f"split {len(cluster):,} documents into {shards} shard(s) at {out} ({sizes})")
+
+
+@app.command("cluster-search")
+@friendly
+def cluster_search(query: str = typer.Argument(..., help="What to search for."), cluster: Path = ClusterOpt,
+                   k: int = typer.Option(10, "-k", min=1), mode: str | None = typer.Option(None, "--mode"),
+                   filters: list[str] = typer.Option([], "--filter"), as_json: bool = JsonOpt) -> None:
+    """Search every shard of a cluster as one index (global BM25 statistics, one fused ranking)."""
+    from ..shards import Cluster
+    from .search import _print_hits
+
+    _print_hits(Cluster.open(cluster).search(query, k, mode, filters).hits, as_json, None if as_json else query)
+
+
+@app.command("serve-cluster")
+@friendly
+def serve_cluster(cluster: Path = ClusterOpt, port: int = typer.Option(8000, "--port"),
+                  host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
+                  replicas: int = typer.Option(_DEFAULT.replicas, "--replicas", min=1, help="Replicas per shard."),
+                  cpus: float = typer.Option(_DEFAULT.cpus, "--cpus", min=0, help="CPUs Ray reserves per replica."),
+                  address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join (default: start one).")
+                  ) -> None:
+    """Serve a cluster on Ray Serve: a deployment per shard with replicas, and GET /search on the ingress."""
+    from ..errors import require
+    from ..serve.cluster import application
+
+    ray = require("ray", "cluster")
+    serve = require("ray.serve", "cluster")
+    ray.init(address=address, include_dashboard=False)
+    serve.start(http_options={"host": host, "port": port})
+    serve.run(application(cluster, ClusterSettings(replicas=replicas, cpus=cpus)), name="embedsearch",
+              route_prefix="/", blocking=True)

@@ -1,0 +1,138 @@
+"""A cluster served on Ray Serve: one deployment per shard, each with replicas, and an ingress that encodes the
+query once, fans out through deployment handles (Ray Serve's model composition), merges as ``shards.merge``
+does and answers ``GET /search`` in the single-index server's shape. A call that fails on a dead replica is
+sent again (Ray Serve routes it to a live one); a shard that still does not answer within
+``ClusterSettings.shard_timeout_s`` is named in ``missing`` and the answer says ``"partial": true``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from functools import reduce
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, require
+from ..retrieval.search import MODES, best_match, check_k, check_query
+from ..shards import Shard
+from ..shards import cut as cuts
+from ..shards.cluster import hits_of
+from ..shards.merge import depth, merge
+from .settings import ClusterSettings
+
+log = logging.getLogger("embedsearch.serve")
+
+
+class ShardServer:
+    """A replica of one shard's deployment: the shard read at the generation each call names."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._open: dict[int, Shard] = {}
+
+    def _at(self, generation: int) -> Shard:
+        if generation not in self._open:
+            self._open = {g: s for g, s in self._open.items() if g > generation - 2}
+            self._open[generation] = Shard(self.path, generation)
+        return self._open[generation]
+
+    def stats(self, generation: int, query: str):
+        return self._at(generation).stats(query)
+
+    def candidates(self, generation: int, *args: Any):
+        return self._at(generation).candidates(*args)
+
+    def documents(self, generation: int, rows: list[int]):
+        return self._at(generation).documents(rows)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class Ingress:
+    """What the HTTP routes call: the newest cut, the encoder, and one handle per shard."""
+
+    def __init__(self, root: str, settings: ClusterSettings, *handles: Any):
+        self.root, self.settings, self.handles = Path(root), settings, list(handles)
+        self.names = cuts.shard_names(self.root)
+        first = Shard(self.root / cuts.SHARDS / self.names[0])
+        self.index, self.search_settings = first.index, first.settings
+
+    async def _call(self, shard: int, method: str, *args: Any) -> Any:
+        """One shard's answer, or None when it has no live replica that answers in time."""
+        for attempt in range(self.settings.retries + 1):
+            try:
+                response = getattr(self.handles[shard], method).remote(*args)
+                return await asyncio.wait_for(response, self.settings.shard_timeout_s)
+            except asyncio.TimeoutError:
+                response.cancel()
+                break
+            except Exception as exc:  # noqa: BLE001  (a dead or unreachable replica: Ray raises several kinds)
+                if isinstance(exc, InputError):
+                    raise
+                log.warning("shard %s: %s on attempt %d", self.names[shard], type(exc).__name__, attempt + 1)
+                await asyncio.sleep(0.2 * (attempt + 1))
+        return None
+
+    async def _round(self, method: str, shards: list[int], args_of) -> dict[int, Any]:
+        answers = await asyncio.gather(*(self._call(s, method, *args_of(s)) for s in shards))
+        return {s: a for s, a in zip(shards, answers) if a is not None}
+
+    async def search(self, query: str, k: int, mode: str | None, filters: list[str]) -> dict[str, Any]:
+        check_k(k)
+        query = check_query(query)
+        mode = mode or self.search_settings.mode
+        if mode not in MODES:
+            raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        cut = cuts.newest(self.root)
+        generation = dict(enumerate(cut.generations))
+        vector = self.index.encode([query])[0]
+        alive = list(range(len(self.names)))
+        corpus = None
+        if mode != "dense":
+            shares = await self._round("stats", alive, lambda s: (generation[s], query))
+            alive = sorted(shares)
+            corpus = reduce(lambda a, b: a + b, shares.values()) if shares else None
+        wanted = depth(k, mode, self.search_settings)
+        offered = await self._round("candidates", alive,
+                                    lambda s: (generation[s], vector, query, corpus, wanted, mode, filters))
+        placed = merge([offered.get(s, []) for s in range(len(self.names))], k, mode, self.search_settings)
+        shown = sorted({p.shard for p in placed})
+        fetched = await self._round("documents", shown,
+                                    lambda s: (generation[s], [p.ranked.row for p in placed if p.shard == s]))
+        placed = [p for p in placed if p.shard in fetched]
+        hits = hits_of(placed, {s: (lambda rows, s=s: fetched[s]) for s in fetched}, self.search_settings.bands())
+        missing = [self.names[s] for s in range(len(self.names)) if s not in offered or (s in shown and s not in fetched)]
+        return {"query": query, "cut": cut.number, "match": best_match(hits), "hits": [h.to_json() for h in hits],
+                "partial": bool(missing), "missing": missing}
+
+
+def application(root: str | Path, settings: ClusterSettings = ClusterSettings()):
+    """The Ray Serve application of the cluster at ``root``: ``serve.run(application(root))`` serves it."""
+    serve = require("ray.serve", "cluster")
+    from fastapi import FastAPI, Query
+
+    from .guard import install
+
+    root = Path(root).resolve()
+    names = cuts.shard_names(root)
+    app = FastAPI(title="embedsearch cluster")
+    install(app)
+
+    @serve.deployment(name="ingress", ray_actor_options={"num_cpus": settings.cpus})
+    @serve.ingress(app)
+    class Front(Ingress):
+        @app.get("/search")
+        async def get_search(self, q: str, k: int = 10, mode: str | None = None,
+                             filter: list[str] = Query(default=[])) -> dict[str, Any]:  # noqa: A002
+            return await self.search(q, k, mode, filter)
+
+        @app.get("/health")
+        async def health(self) -> dict[str, Any]:
+            return {"status": "ok", "shards": self.names, "cut": cuts.newest(self.root).number}
+
+    shard = serve.deployment(ShardServer)
+    handles = [shard.options(name=name, num_replicas=settings.replicas, ray_actor_options={"num_cpus": settings.cpus})
+               .bind(str(root / cuts.SHARDS / name)) for name in names]
+    return Front.bind(str(root), settings, *handles)
