@@ -153,3 +153,17 @@ def test_compact_stops_at_max_segment_rows_and_commits_each_merge(tmp_path, mode
     assert sorted(p.name for p in (index.path / "segments").iterdir()) == sorted(s.name for s in index.snapshot.segments)
     assert [h.id for h in index.search("w3x1 w5x2", 20, mode="lexical")] == before
     assert index.check(deep=True) == [] and len(index) == 48
+
+
+def test_each_run_of_a_compaction_reads_what_the_previous_one_left(tmp_path, model_entry):
+    """No grace period: the first run's sources are gone when the second merges, and the second still
+    shares the index's quantizer (read from a segment that exists)."""
+    docs, vectors = make_docs(0, 1_000)
+    storage = StoreSettings(merge=MergePolicy(segments_per_tier=1_000), max_segment_rows=500, grace_seconds=0)
+    batches = [(docs[i:i + 250], vectors[i:i + 250]) for i in range(0, 1_000, 250)]
+    index = Index.from_batches(batches, tmp_path / "idx", model_entry, 1_000, VectorSettings(index_type="ivfpq"),
+                               storage=storage)
+    index.remove(["p1", "p700"])
+    index.compact()
+    assert [(s.index_type, s.rows) for s in index.snapshot.segments] == [("ivfpq", 499), ("ivfpq", 499)]
+    assert index.check(deep=True) == [] and index.snapshot.dense(vectors[600:601], 1)[0][0][0] == 599

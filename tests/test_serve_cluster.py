@@ -4,9 +4,11 @@ naming it, until it is back."""
 
 from __future__ import annotations
 
+import builtins
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 
@@ -36,9 +38,15 @@ def served(local_ray, single, tmp_path_factory):
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     serve.run(application(cluster.root, ClusterSettings(replicas=2, cpus=0.25, shard_timeout_s=3.0)), name="embedsearch",
               route_prefix="/")
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-        yield client, cluster
-    serve.shutdown()
+    saved = builtins.print, sys.stdout, sys.stderr
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            yield client, cluster
+    finally:
+        serve.shutdown()
+        # Ray Serve's shutdown redirects print, stdout and stderr in the calling process, and numba cannot
+        # compile code that calls a Python-level print (later topic fits on this worker would fail)
+        builtins.print, sys.stdout, sys.stderr = saved
 
 
 def replica_pids(shard: str, replicas: int = 2) -> list[int]:

@@ -237,16 +237,18 @@ def _maintain(root: Path, manifest: Manifest) -> None:
 
 def _merge_runs(root: Path, current: Snapshot, groups: list[list[int]]) -> int:
     """Merge each run of neighbouring positions and commit it on its own, then remove what it replaced
-    (past the grace period): a crash loses one merge, and the disk holds one run twice at most."""
-    entries: list[SegmentEntry] = list(current.generation.segments)
+    (past the grace period): a crash loses one merge, and the disk holds one run twice at most. Each run
+    is merged from the generation the previous one committed, so nothing it reads has been removed."""
     number, shift = current.number, 0
     for positions in groups:
-        merged = merge(current, positions)
-        at = positions[0] - shift
-        entries[at:at + len(positions)] = [merged] if merged is not None else []
+        moved = [p - shift for p in positions]
+        merged = merge(current, moved)
+        entries: list[SegmentEntry] = list(current.generation.segments)
+        entries[moved[0]:moved[0] + len(moved)] = [merged] if merged is not None else []
         shift += len(positions) - (merged is not None)
         number = gen.publish(root, entries, current.generation.corpus_version)
         gen.collect(root, current.manifest.store.grace_seconds)
+        current = Snapshot(root, current.manifest, number)
     return number
 
 
