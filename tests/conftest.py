@@ -115,9 +115,11 @@ BROWSER_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium through Playwright (CI installs Debian's chromium; required there)."""
+    """Headless Chromium through Playwright (CI installs Debian's chromium; required there). Module-scoped:
+    while Playwright's sync API is open, the thread counts as inside a running asyncio loop, and Ray Serve's
+    handles (later tests on the same worker) refuse to answer in one."""
     if CHROMIUM is None:
         if os.environ.get("EMBEDSEARCH_REQUIRE_BROWSER"):
             pytest.fail("chromium is not installed (apt-get install chromium)")
