@@ -115,6 +115,33 @@ BROWSER_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+def _sentences(text):
+    import re
+
+    return re.split(r"(?<=[.!?])\s+", text)
+
+
+@pytest.fixture(scope="session")
+def planted(tmp_path_factory, bundled_docs):
+    """The bundled corpus plus planted duplicates of three of its papers."""
+    import re
+
+    from embedsearch import Document, Index
+
+    base = {d.id: d for d in bundled_docs}
+    a, b, c = bundled_docs[3], bundled_docs[20], bundled_docs[40]
+    shouty = " ".join(w.upper() if i % 3 == 0 else w for i, w in enumerate(a.text.split()))
+    variants = [
+        Document("dup-exact", shouty.replace(",", " ,").replace(". ", ".\n  ")),
+        Document("dup-numbers", re.sub(r"\d+(\.\d+)?", lambda m: str(int(float(m.group()) * 3 + 7)), b.text)),
+        Document("dup-drop", " ".join(s for i, s in enumerate(_sentences(b.text)) if i != 2)),
+        Document("dup-reworded", " ".join(reversed(_sentences(c.text))).replace("We ", "In this work we ")
+                 .replace(" the ", " this ").replace(" and ", " as well as ")),
+    ]
+    index = Index.build([*bundled_docs, *variants], tmp_path_factory.mktemp("dedup") / "idx")
+    return index, {"a": a.id, "b": b.id, "c": c.id}, base
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Headless Chromium through Playwright (CI installs Debian's chromium; required there). Module-scoped:

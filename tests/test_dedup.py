@@ -11,27 +11,6 @@ from embedsearch.dedup.evidence import Shingled, containment, normalise, shared_
 from embedsearch.dedup.groups import connected
 
 
-def sentences(text):
-    return re.split(r"(?<=[.!?])\s+", text)
-
-
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory, bundled_docs):
-    """The bundled corpus plus planted duplicates of three of its papers."""
-    base = {d.id: d for d in bundled_docs}
-    a, b, c = bundled_docs[3], bundled_docs[20], bundled_docs[40]
-    shouty = " ".join(w.upper() if i % 3 == 0 else w for i, w in enumerate(a.text.split()))
-    variants = [
-        Document("dup-exact", shouty.replace(",", " ,").replace(". ", ".\n  ")),
-        Document("dup-numbers", re.sub(r"\d+(\.\d+)?", lambda m: str(int(float(m.group()) * 3 + 7)), b.text)),
-        Document("dup-drop", " ".join(s for i, s in enumerate(sentences(b.text)) if i != 2)),
-        Document("dup-reworded", " ".join(reversed(sentences(c.text))).replace("We ", "In this work we ")
-                 .replace(" the ", " this ").replace(" and ", " as well as ")),
-    ]
-    index = Index.build([*bundled_docs, *variants], tmp_path_factory.mktemp("dedup") / "idx")
-    return index, {"a": a.id, "b": b.id, "c": c.id}, base
-
-
 def test_evidence_helpers():
     assert normalise("Hello,  WORLD!\n") == "hello world"
     first, second = "the cat sat on the mat with a hat today", "yesterday the cat sat on the mat with a hat"

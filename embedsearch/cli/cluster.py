@@ -1,5 +1,6 @@
-"""Commands for a cluster of shards: ``embedsearch shard`` splits an index, ``cluster-search`` searches the
-shards as one in this process, ``serve-cluster`` serves them on Ray Serve."""
+"""Commands for a cluster of shards: ``embedsearch shard`` splits an index, ``cluster-search``,
+``cluster-dedup`` and ``cluster-topics`` read the shards as one in this process, ``serve-cluster`` serves
+them on Ray Serve."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import typer
 
 from ..serve.settings import ClusterSettings
 from .app import IndexOpt, JsonOpt, app, friendly, open_index
+from .explore import MinSizeOpt, SampleOpt, SeedOpt, print_report
 
 _DEFAULT = ClusterSettings()
 ClusterOpt = typer.Option(..., "--cluster", "-c", help="Cluster folder (made by `embedsearch shard`).")
@@ -36,6 +38,37 @@ def cluster_search(query: str = typer.Argument(..., help="What to search for."),
     from .search import _print_hits
 
     _print_hits(Cluster.open(cluster).search(query, k, mode, filters).hits, as_json, None if as_json else query)
+
+
+@app.command("cluster-dedup")
+@friendly
+def cluster_dedup(cluster: Path = ClusterOpt, as_json: bool = JsonOpt) -> None:
+    """Near-duplicate groups over every shard of a cluster (a pair split over two shards is found)."""
+    from ..shards import Cluster
+
+    opened = Cluster.open(cluster)
+    print_report(opened.duplicates(), as_json, f"no near-duplicates among {len(opened)} abstracts")
+
+
+@app.command("cluster-topics")
+@friendly
+def cluster_topics(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, min_size: int | None = MinSizeOpt,
+                   seed: int = SeedOpt, sample: int = SampleOpt) -> None:
+    """Topics over every shard: fitted on a sample drawn across the shards, the rest assigned shard by shard."""
+    import json
+
+    from ..shards import Cluster
+    from ..topics import TopicSettings
+
+    opened = Cluster.open(cluster)
+    model = opened.topics(TopicSettings(min_size=min_size, seed=seed, sample=sample))
+    if as_json:
+        typer.echo(json.dumps(model.to_json(), ensure_ascii=False))
+        return
+    typer.echo(f"{len(model.topics())} topics over {len(opened):,} papers in {len(opened.shards)} shards; "
+               f"{len(model.unassigned())} unassigned")
+    for topic in model.topics():
+        typer.echo(f"topic {topic.id}: {topic.label}  ({topic.size} papers)  keywords: {', '.join(topic.keywords[:6])}")
 
 
 @app.command("serve-cluster")

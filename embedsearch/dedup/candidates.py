@@ -47,7 +47,8 @@ def within(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = lo
         first = hashes.setdefault(text_hash(doc.text), row)
         if first != row and (first, row) not in pairs:
             pairs[(first, row)] = float(np.dot(snapshot.embeddings[first], snapshot.embeddings[row]))
-    return _score(pairs, snapshot.documents, snapshot.documents, settings, (0, 0))
+    documents = snapshot.documents
+    return score(pairs, documents, documents, settings, (0, 0))
 
 
 def across(new: Rows, reference: Snapshot, settings: DedupSettings) -> list[Candidate]:
@@ -59,12 +60,12 @@ def across(new: Rows, reference: Snapshot, settings: DedupSettings) -> list[Cand
         match = exact_row(reference, doc.text)
         if match is not None and (row, match) not in pairs:
             pairs[(row, match)] = float(np.dot(new.embeddings[row], reference.embeddings[match]))
-    return _score(pairs, new.documents, reference.documents, settings, (1, 0))
+    return score(pairs, new.documents, reference.documents, settings, (1, 0))
 
 
-def _score(pairs: dict[tuple[int, int], float], docs_a: DocumentRows, docs_b: DocumentRows, settings: DedupSettings,
+def score(pairs: dict[tuple[int, int], float], docs_a: DocumentRows, docs_b: DocumentRows, settings: DedupSettings,
            sides: tuple[int, int]) -> list[Candidate]:
-    """Evidence for every pair. Shingle hashes are kept per document (compact); word lists for quoting
+    """Evidence for every pair of rows ``(a, b)`` (``a`` of ``docs_a``, ``b`` of ``docs_b``). Shingle hashes are kept per document (compact); word lists for quoting
     passages are built only for the pairs that share text."""
     texts = {0: _texts(docs_a, sorted({a for a, _ in pairs})), 1: _texts(docs_b, sorted({b for _, b in pairs}))}
     same = docs_b is docs_a

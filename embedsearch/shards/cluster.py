@@ -8,18 +8,22 @@ Shards here are opened in this process; ``serve.cluster`` runs each as a Ray Ser
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import reduce
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..corpus import Document, check_unique
+from ..dedup import DedupSettings, DuplicateReport
+from ..engine.jobs import JobRunner, local_map
 from ..errors import InputError, ModelMismatchError
 from ..index import Index
 from ..retrieval.search import MODES, Hit, band, check_k, check_query
 from ..store import writer
 from ..store.lock import writer as lock
+from ..topics import TopicModel, TopicSettings
 from . import cut as cuts
 from .merge import Placed, depth, merge
 from .shard import Shard
@@ -102,6 +106,22 @@ class Cluster:
         offered = [s.candidates(vector, query, corpus, depth(k, mode, settings), mode, filters) for s in self.shards]
         return ShardedAnswer(hits_of(merge(offered, k, mode, settings), [s.documents for s in self.shards],
                                      settings.bands()), self.cut.number)
+
+    def topics(self, settings: TopicSettings | None = None, map_jobs: JobRunner = local_map,
+               **overrides: Any) -> TopicModel:
+        """Topics over every shard: fitted on a sample drawn across the shards, the rest assigned shard by
+        shard (``shards.topics``); saved per cut and settings."""
+        from .topics import fit
+
+        return fit(self.root, self.cut.number, [s.index.snapshot for s in self.shards], self.encode,
+                   replace(settings or TopicSettings(), **overrides), map_jobs)
+
+    def duplicates(self, settings: DedupSettings | None = None, **overrides: Any) -> DuplicateReport:
+        """Near-duplicate groups over every shard, a pair split over two shards found as within one
+        (``shards.duplicates``)."""
+        from .duplicates import find
+
+        return find([s.index.snapshot for s in self.shards], replace(settings or DedupSettings(), **overrides))
 
     def add(self, documents: Iterable[Document], wait: bool | float = True) -> Cluster:
         """Embed and add ``documents``, each to the shard its id routes to, then publish the next cut."""

@@ -19,9 +19,9 @@ from ..errors import CorruptIndexError, EmbedsearchError, InputError
 from ..files import staged_folder
 from ..store.snapshot import Snapshot
 from . import cluster as cl
+from .assemble import Corpus, assemble, enough
 from .consensus import fit_labels
 from .extend import extend
-from .labels import CANDIDATES, by_meaning, keywords, label
 from .results import Topic, TopicModel
 from .sample import fit_and_assign
 
@@ -66,18 +66,12 @@ def fit(snapshot: Snapshot, settings: cl.TopicSettings = cl.TopicSettings(), map
         labels = fit_labels(embeddings, indices, distances, resolved)
         knn = (indices[:, :resolved.neighbours], distances[:, :resolved.neighbours], None)
         coordinates = None
-    if labels.max() < 1:
-        raise InputError(f"found {labels.max() + 1} topic(s) among {len(snapshot)} documents; try a smaller --min-size "
-                         f"(now {resolved.min_size})")
-    labels = _by_size(labels)
-    attached = ()
-    if resolved.assign_outliers and (labels < 0).any():
-        nearest = cl.nearest_topic(embeddings, labels)
-        attached = tuple(snapshot.documents.ids[r] for r in np.flatnonzero(labels < 0))
-        labels = np.where(labels < 0, nearest, labels)
+    enough(labels, len(snapshot), resolved)
     if coordinates is None:
         coordinates = cl.reduce(embeddings, knn, resolved, 2)
-    model = _assemble(snapshot, embeddings, labels, attached, resolved, coordinates, settings)
+    corpus = Corpus(tuple(snapshot.documents.ids), [d.embed_text for d in snapshot.documents], embeddings,
+                    snapshot.encoder.encode, snapshot.generation.corpus_version)
+    model = assemble(corpus, labels, coordinates, resolved, settings)
     model.topics(level)
     if refit and folder.exists():
         shutil.rmtree(folder, ignore_errors=True)
@@ -120,40 +114,6 @@ def _prune(snapshot: Snapshot, settings: cl.TopicSettings) -> None:
     otherwise keep one saved model per commit."""
     for _, folder in _saved(snapshot, settings)[KEEP_CARRIED:]:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _assemble(snapshot: Snapshot, embeddings, labels, attached, resolved, coordinates, requested) -> TopicModel:
-    ids = tuple(snapshot.documents.ids)
-    texts = [d.embed_text for d in snapshot.documents]
-    per_level = [labels]
-    for parent in cl.merge_levels(cl.centroids(embeddings, labels)):
-        previous = per_level[-1]
-        per_level.append(np.where(previous >= 0, parent[np.maximum(previous, 0)], -1))
-    levels, centres = [], []
-    for depth, assigned in enumerate(per_level):
-        topic_ids = list(range(assigned.max() + 1))
-        centre = cl.centroids(embeddings, assigned)
-        words = by_meaning(keywords(texts, assigned, topic_ids, top=CANDIDATES), centre, snapshot.encoder.encode)
-        above = per_level[depth + 1] if depth + 1 < len(per_level) else None
-        topics = []
-        for t in topic_ids:
-            rows = np.flatnonzero(assigned == t)
-            closest = rows[np.argsort(-(embeddings[rows] @ centre[t]), kind="stable")[:3]]
-            topics.append(Topic(t, label(words[t]), len(rows), tuple(words[t][:10]), tuple(ids[r] for r in closest),
-                                tuple(ids[r] for r in rows), int(above[rows[0]]) if above is not None else None))
-        levels.append(tuple(topics))
-        centres.append(centre)
-    meta = {**asdict(resolved), "requested": asdict(requested), "fitted_documents": len(ids),
-            "corpus_version": snapshot.generation.corpus_version}
-    return TopicModel(tuple(levels), tuple(tuple(int(x) for x in a) for a in per_level), ids, attached,
-                      meta, coordinates, tuple(centres))
-
-
-def _by_size(labels: np.ndarray) -> np.ndarray:
-    """Renumber topics largest first (ties by first member), so ids are stable and meaningful."""
-    topics = sorted(set(labels.tolist()) - {-1}, key=lambda t: (-(labels == t).sum(), np.argmax(labels == t)))
-    mapping = {old: new for new, old in enumerate(topics)}
-    return np.array([mapping.get(x, -1) for x in labels.tolist()], dtype=np.int64)
 
 
 def _key(snapshot: Snapshot, resolved: cl.TopicSettings) -> str:

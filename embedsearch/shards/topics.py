@@ -1,0 +1,66 @@
+"""Topics of a cluster: UMAP + HDBSCAN fitted on one seeded sample drawn across every shard (rows of the
+cluster in shard order, so each shard gives in proportion to its size), then each shard's other documents
+assigned to the fitted topics by a vote of their nearest sample papers, as ``topics.sample`` assigns them,
+in jobs per shard (``map_jobs``: this process, or Ray tasks). Saved in the cluster's ``topics/`` folder,
+keyed by the cut and the settings, so a later cut is fitted again and an unchanged one is read back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from ..engine.jobs import JobRunner, local_map
+from ..errors import CorruptIndexError
+from ..store.snapshot import Snapshot
+from ..topics import TopicModel, TopicSettings
+from ..topics.assemble import Corpus, assemble, enough
+from ..topics.cluster import enable_numba_cache
+from ..topics.model import FORMAT, load, save
+from ..topics.sample import ROWS_PER_JOB, assign, fit_sample, sample_rows
+
+FOLDER = "topics"
+
+
+def fit(root: Path, cut: int, snapshots: list[Snapshot], encode, settings: TopicSettings = TopicSettings(),
+        map_jobs: JobRunner = local_map) -> TopicModel:
+    """Topics over the live documents of every shard (``snapshots``, one per shard, at cut number ``cut``)."""
+    sizes = [len(s) for s in snapshots]
+    n = sum(sizes)
+    resolved = settings.resolve(n)
+    key = json.dumps([asdict(resolved), cut, sizes, FORMAT], sort_keys=True)
+    folder = root / FOLDER / hashlib.sha256(key.encode()).hexdigest()[:12]
+    if (folder / "model.json").exists():
+        try:
+            return load(folder)
+        except CorruptIndexError:
+            pass
+    enable_numba_cache()
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    chosen = sample_rows(n, min(resolved.sample, n), resolved.seed)
+    local = [chosen[(chosen >= offsets[s]) & (chosen < offsets[s + 1])] - offsets[s] for s in range(len(snapshots))]
+    vectors = np.concatenate([np.asarray(s.embeddings[rows], dtype=np.float32) for s, rows in zip(snapshots, local)])
+    fitted, sample_labels, sample_coordinates = fit_sample(vectors, resolved)
+    labels = np.full(n, -1, dtype=np.int64)
+    coordinates = np.zeros((n, 2), dtype=np.float32)
+    labels[chosen], coordinates[chosen] = sample_labels, sample_coordinates
+    blocks, jobs = [], []
+    for s, snapshot in enumerate(snapshots):
+        rest = np.setdiff1d(np.arange(sizes[s]), local[s])
+        for start in range(0, len(rest), ROWS_PER_JOB):
+            block = rest[start:start + ROWS_PER_JOB]
+            blocks.append(offsets[s] + block)
+            jobs.append((fitted, np.asarray(snapshot.embeddings[block], dtype=np.float32)))
+    for block, (block_labels, block_coordinates) in zip(blocks, map_jobs(assign, jobs)):
+        labels[block], coordinates[block] = block_labels, block_coordinates
+    enough(labels, n, resolved)
+    corpus = Corpus(tuple(i for s in snapshots for i in s.documents.ids),
+                    [d.embed_text for s in snapshots for d in s.documents],
+                    np.concatenate([np.asarray(s.embeddings, dtype=np.float32) for s in snapshots]), encode, cut)
+    model = assemble(corpus, labels, coordinates, resolved, settings,
+                     {"shards": sizes, "sampled_per_shard": [len(rows) for rows in local]})
+    save(model, folder)
+    return model
