@@ -81,6 +81,22 @@ def test_the_ingress_answers_like_one_index(served, single, scifact_sample, mode
     assert client.get("/search", params={"q": "  ", "k": 10}).status_code == 400
 
 
+def test_similar_papers_and_documents_come_from_every_shard(served, single, scifact_sample):
+    client, _ = served
+    docs, _ = scifact_sample
+    for doc in docs[:6]:
+        got = client.get(f"/similar/{doc.id}", params={"k": 10})
+        assert got.status_code == 200 and got.json()["partial"] is False, got.text
+        assert same(Answer(got.json()), single.similar(doc.id, 10)), doc.id
+    text = docs[3].text[:300]
+    got = client.post("/similar", json={"text": text, "k": 5}).json()
+    assert same(Answer(got), single.similar_to_text(text, 5))
+    paper = client.get(f"/documents/{docs[9].id}").json()
+    assert paper["id"] == docs[9].id and paper["text"] == docs[9].text
+    assert client.get("/similar/nope").status_code == 404 and client.get("/documents/nope").status_code == 404
+    assert "no document with id 'nope'" in client.get("/documents/nope").json()["error"]
+
+
 def test_a_killed_replica_loses_no_request(served, single, scifact_sample):
     """Four clients keep requests in flight on both replicas of shard-000 while one of them is SIGKILLed."""
     client, _ = served

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from embedsearch import Document, Index, InputError
+from embedsearch.errors import UnknownIdError
 from embedsearch.shards import Cluster, owner
 
 
@@ -44,6 +45,24 @@ def test_three_shards_answer_like_one_index_on_scifact_queries(single, cluster, 
         assert not answer.partial
     for query in queries[:5]:  # deep enough that every candidate of the fusion counts
         assert same(cluster.search(query, 80, mode=mode), single.search(query, 80, mode=mode)), (mode, query)
+
+
+def test_similar_papers_across_shards_are_those_of_one_index(single, cluster, scifact_sample):
+    docs, _ = scifact_sample
+    owners = set()
+    for doc in docs[:30]:
+        answer = cluster.similar(doc.id, 10)
+        assert same(answer, single.similar(doc.id, 10)) and doc.id not in {h.id for h in answer.hits}, doc.id
+        assert [h.match for h in answer.hits] == [h.match for h in single.similar(doc.id, 10)]
+        owners.add(owner(doc.id, 3))
+    assert owners == {0, 1, 2}
+    text = docs[5].text[:400]
+    assert same(cluster.similar_to_text(text, 8), single.similar_to_text(text, 8))
+    assert cluster.document(docs[7].id) == single.documents.get([single.documents.row_of[docs[7].id]])[0]
+    with pytest.raises(UnknownIdError, match="no document with id 'nope'"):
+        cluster.similar("nope")
+    with pytest.raises(UnknownIdError):
+        cluster.document("nope")
 
 
 def test_shard_local_bm25_would_not_be_equal(single, cluster, scifact_sample):

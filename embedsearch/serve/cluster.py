@@ -1,10 +1,9 @@
 """A cluster served on Ray Serve: one deployment per shard, each with replicas, and an ingress that encodes the
 query once, fans out through deployment handles (Ray Serve's model composition), merges as ``shards.merge``
-does and answers ``GET /search`` in the single-index server's shape. A call that fails on a dead replica is
+does and answers ``GET /search``, ``GET``/``POST /similar`` and ``GET /documents/{id}`` in the single-index
+server's shapes (with ``cut`` where one index says ``generation``). A call that fails on a dead replica is
 sent again (Ray Serve routes it to a live one); a shard that still does not answer within
 ``ClusterSettings.shard_timeout_s`` is named in ``missing`` and the answer says ``"partial": true``."""
-
-from __future__ import annotations
 
 import asyncio
 import logging
@@ -13,15 +12,18 @@ from functools import reduce
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, require
+from ..errors import InputError, UnknownIdError, require
 from ..retrieval.search import MODES, best_match, check_k, check_query
 from ..shards import Shard
 from ..shards import cut as cuts
 from ..shards.cluster import hits_of
 from ..shards.merge import depth, merge
+from .guard import ApiError
+from .schemas import SimilarText
 from .settings import ClusterSettings
 
 log = logging.getLogger("embedsearch.serve")
+SILENT = object()  # what a shard that did not answer said (None is an answer: "no such document here")
 
 
 class ShardServer:
@@ -46,6 +48,9 @@ class ShardServer:
     def documents(self, generation: int, rows: list[int]):
         return self._at(generation).documents(rows)
 
+    def vector(self, generation: int, doc_id: str):
+        return self._at(generation).vector(doc_id)
+
     def pid(self) -> int:
         return os.getpid()
 
@@ -60,7 +65,7 @@ class Ingress:
         self.index, self.search_settings = first.index, first.settings
 
     async def _call(self, shard: int, method: str, *args: Any) -> Any:
-        """One shard's answer, or None when it has no live replica that answers in time."""
+        """One shard's answer, or ``SILENT`` when it has no live replica that answers in time."""
         for attempt in range(self.settings.retries + 1):
             try:
                 response = getattr(self.handles[shard], method).remote(*args)
@@ -73,11 +78,11 @@ class Ingress:
                     raise
                 log.warning("shard %s: %s on attempt %d", self.names[shard], type(exc).__name__, attempt + 1)
                 await asyncio.sleep(0.2 * (attempt + 1))
-        return None
+        return SILENT
 
     async def _round(self, method: str, shards: list[int], args_of) -> dict[int, Any]:
         answers = await asyncio.gather(*(self._call(s, method, *args_of(s)) for s in shards))
-        return {s: a for s, a in zip(shards, answers) if a is not None}
+        return {s: a for s, a in zip(shards, answers) if a is not SILENT}
 
     async def search(self, query: str, k: int, mode: str | None, filters: list[str]) -> dict[str, Any]:
         check_k(k)
@@ -97,21 +102,66 @@ class Ingress:
         wanted = depth(k, mode, self.search_settings)
         offered = await self._round("candidates", alive,
                                     lambda s: (generation[s], vector, query, corpus, wanted, mode, filters))
+        answer = await self._answer(generation, offered, k, mode, self.search_settings.bands())
+        return {"query": query, "cut": cut.number, **answer}
+
+    async def similar(self, doc_id: str | None, text: str | None, k: int) -> dict[str, Any]:
+        """Papers related to a paper of the cluster (itself excluded) or to an abstract's text."""
+        check_k(k)
+        cut = cuts.newest(self.root)
+        generation = dict(enumerate(cut.generations))
+        skip = None
+        if doc_id is None:
+            vector = self.index.encode([text])[0]
+        else:
+            owner = cuts.owner(doc_id, len(self.names))
+            found = await self._round("vector", [owner], lambda s: (generation[s], doc_id))
+            if owner not in found:
+                return {"id": doc_id, "cut": cut.number, "match": "none", "hits": [], "partial": True,
+                        "missing": [self.names[owner]]}
+            if found[owner] is None:
+                raise UnknownIdError(f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
+            skip, vector = (owner, found[owner][0]), found[owner][1]
+        offered = await self._round("candidates", list(range(len(self.names))),
+                                    lambda s: (generation[s], vector, "", None, k + 1, "dense", []))
+        offered = {s: [c for c in found if (s, c.row) != skip] for s, found in offered.items()}
+        answer = await self._answer(generation, offered, k, "dense", self.search_settings.bands(abstracts=True))
+        return {**({"id": doc_id} if doc_id is not None else {}), "cut": cut.number, **answer}
+
+    async def document(self, doc_id: str) -> dict[str, Any]:
+        """A document of the cluster, from the shard its id routes to."""
+        cut = cuts.newest(self.root)
+        owner = cuts.owner(doc_id, len(self.names))
+        found = await self._round("vector", [owner], lambda s: (cut.generations[s], doc_id))
+        if owner not in found:
+            raise ApiError(503, f"{self.names[owner]}, which holds {doc_id[:200]!r}, has no replica that answers; "
+                                "try again shortly")
+        if found[owner] is None:
+            raise UnknownIdError(f"no document with id {doc_id[:200]!r}")
+        documents = await self._round("documents", [owner], lambda s: (cut.generations[s], [found[owner][0]]))
+        if owner not in documents:
+            raise ApiError(503, f"{self.names[owner]} stopped answering; try again shortly")
+        return {**documents[owner][0].to_record(), "cut": cut.number}
+
+    async def _answer(self, generation: dict[int, int], offered: dict[int, list], k: int, mode: str,
+                      bands: tuple[float, float]) -> dict[str, Any]:
+        """Merge what the shards offered, fetch the winners' documents; shards that did not answer are named."""
         placed = merge([offered.get(s, []) for s in range(len(self.names))], k, mode, self.search_settings)
         shown = sorted({p.shard for p in placed})
         fetched = await self._round("documents", shown,
                                     lambda s: (generation[s], [p.ranked.row for p in placed if p.shard == s]))
         placed = [p for p in placed if p.shard in fetched]
-        hits = hits_of(placed, {s: (lambda rows, s=s: fetched[s]) for s in fetched}, self.search_settings.bands())
+        hits = hits_of(placed, {s: (lambda rows, s=s: fetched[s]) for s in fetched}, bands)
         missing = [self.names[s] for s in range(len(self.names)) if s not in offered or (s in shown and s not in fetched)]
-        return {"query": query, "cut": cut.number, "match": best_match(hits), "hits": [h.to_json() for h in hits],
-                "partial": bool(missing), "missing": missing}
+        return {"match": best_match(hits), "hits": [h.to_json() for h in hits], "partial": bool(missing),
+                "missing": missing}
 
 
 def application(root: str | Path, settings: ClusterSettings = ClusterSettings()):
     """The Ray Serve application of the cluster at ``root``: ``serve.run(application(root))`` serves it."""
     serve = require("ray.serve", "cluster")
-    from fastapi import FastAPI, Query
+    from fastapi import FastAPI, Query  # routes are real annotations (no __future__ import): Ray Serve re-binds
+    #                                     them where a string one such as "SimilarText" cannot be resolved
 
     from .guard import install
 
@@ -127,6 +177,18 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings())
         async def get_search(self, q: str, k: int = 10, mode: str | None = None,
                              filter: list[str] = Query(default=[])) -> dict[str, Any]:  # noqa: A002
             return await self.search(q, k, mode, filter)
+
+        @app.get("/similar/{doc_id:path}")
+        async def get_similar(self, doc_id: str, k: int = 10) -> dict[str, Any]:
+            return await self.similar(doc_id, None, k)
+
+        @app.post("/similar")
+        async def post_similar(self, body: SimilarText) -> dict[str, Any]:
+            return await self.similar(None, body.text, body.k)
+
+        @app.get("/documents/{doc_id:path}")
+        async def get_document(self, doc_id: str) -> dict[str, Any]:
+            return await self.document(doc_id)
 
         @app.get("/health")
         async def health(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import numpy as np
 from ..corpus import Document, check_unique
 from ..dedup import DedupSettings, DuplicateReport
 from ..engine.jobs import JobRunner, local_map
-from ..errors import InputError, ModelMismatchError
+from ..errors import InputError, ModelMismatchError, UnknownIdError
 from ..index import Index
 from ..retrieval.search import MODES, Hit, band, check_k, check_query
 from ..store import writer
@@ -26,7 +26,7 @@ from ..store.lock import writer as lock
 from ..topics import TopicModel, TopicSettings
 from . import cut as cuts
 from .merge import Placed, depth, merge
-from .shard import Shard
+from .shard import Candidate, Shard
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,36 @@ class Cluster:
         return ShardedAnswer(hits_of(merge(offered, k, mode, settings), [s.documents for s in self.shards],
                                      settings.bands()), self.cut.number)
 
+    def similar(self, doc_id: str, k: int = 10) -> ShardedAnswer:
+        """Papers related to a document of the cluster, itself excluded, as ``Index.similar`` over one index."""
+        check_k(k)
+        owner = cuts.owner(doc_id, len(self.shards))
+        found = self.shards[owner].vector(doc_id)
+        if found is None:
+            raise UnknownIdError(f"no document with id {doc_id!r} in {self.root}; for an abstract's text use "
+                                 "`similar_to_text`")
+        return self._nearest(found[1], k, (owner, found[0]))
+
+    def similar_to_text(self, text: str, k: int = 10) -> ShardedAnswer:
+        """Papers related to a new abstract, embedded as the shards' documents were."""
+        check_k(k)
+        return self._nearest(self.encode([text])[0], k, None)
+
+    def _nearest(self, vector: np.ndarray, k: int, skip: tuple[int, int] | None) -> ShardedAnswer:
+        settings = self.shards[0].settings
+        offered = [s.candidates(vector, "", None, k + 1, "dense") for s in self.shards]
+        placed = merge(without(offered, skip), k, "dense", settings)
+        return ShardedAnswer(hits_of(placed, [s.documents for s in self.shards], settings.bands(abstracts=True)),
+                             self.cut.number)
+
+    def document(self, doc_id: str) -> Document:
+        """The document ``doc_id``, read from the shard its id routes to."""
+        shard = self.shards[cuts.owner(doc_id, len(self.shards))]
+        row = shard.index.documents.row_of.get(doc_id)
+        if row is None:
+            raise UnknownIdError(f"no document with id {doc_id!r} in {self.root}")
+        return shard.documents([row])[0]
+
     def topics(self, settings: TopicSettings | None = None, map_jobs: JobRunner = local_map,
                **overrides: Any) -> TopicModel:
         """Topics over every shard: fitted on a sample drawn across the shards, the rest assigned shard by
@@ -157,6 +187,11 @@ class Cluster:
         opened = Cluster.open(self.root)
         self.__dict__.update(opened.__dict__)
         return self
+
+
+def without(offered: Sequence[Sequence[Candidate]], skip: tuple[int, int] | None) -> list[Sequence[Candidate]]:
+    """Each shard's candidates, less the row ``skip`` = ``(shard, row)`` (the paper a "similar" asks about)."""
+    return [[c for c in found if (s, c.row) != skip] for s, found in enumerate(offered)]
 
 
 def hits_of(placed: Sequence[Placed], fetch: Sequence, bands: tuple[float, float]) -> list[Hit]:

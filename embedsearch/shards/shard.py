@@ -60,6 +60,12 @@ class Shard:
         return [Candidate(int(r), float(c), None if bm25 is None else float(bm25[r]), dense.get(int(r)),
                           int(r) in lexical) for r, c in zip(rows.tolist(), cosines)]
 
+    def vector(self, doc_id: str) -> tuple[int, np.ndarray] | None:
+        """The row and stored vector of ``doc_id`` here (None when this shard does not hold it): the query of
+        "papers like this one"."""
+        row = self.index.documents.row_of.get(doc_id)
+        return None if row is None else (row, np.asarray(self.index.embeddings[[row]], dtype=np.float32)[0])
+
     def documents(self, rows: Sequence[int]) -> list[Document]:
         return self.index.snapshot.documents.get(list(rows))
 
