@@ -148,6 +148,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--skip-build", action="store_true", help="reuse the index and cluster made before in --work")
+    parser.add_argument("--build-only", action="store_true", help="build, compact and split, then stop")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=300)
     args = parser.parse_args()
@@ -160,6 +161,10 @@ def main() -> None:
         result.update(step(COMPACT, str(single)))
         result.update(step(SPLIT, str(single), str(cluster)))
         print(json.dumps(result), flush=True)
+        (args.work / "built.json").write_text(json.dumps(result))
+    if args.build_only:
+        return
+    result.update(json.loads((args.work / "built.json").read_text()))
     asked = (queries() * 10)[:args.requests]
     one = serve_single(single, 8311, asked, args.clients)
     two = serve_cluster(cluster, 8312, asked, args.clients)
