@@ -206,3 +206,23 @@ def test_labels_lead_with_phrases_near_the_topic_not_the_others_and_not_each_oth
     chosen = by_meaning({0: ["generic", "specific again", "specific", "other side"], 1: ["generic"]}, centres, encode)
     # "generic" is nearest topic 0 but as near topic 1; "specific again" repeats "specific"
     assert chosen == {0: ["specific", "other side", "specific again", "generic"], 1: ["generic"]}
+
+
+def test_a_fit_works_after_ray_replaced_print(latent_topics, tmp_path):
+    """Ray Serve's shutdown (and Ray Data's progress bars) leave a Python-level ``print`` in the calling
+    process; numba cannot compile pynndescent's code against it. A fresh process compiles it, so the fit
+    runs there."""
+    import shutil
+    import subprocess
+    import sys
+
+    index, _ = latent_topics
+    shutil.copytree(index.path, tmp_path / "idx")
+    code = ("import builtins, sys\nimport umap\nfrom embedsearch import Index\nfrom embedsearch.topics import TopicSettings\n"
+            "def redirected_print(*args, **kwargs):\n    pass\n"
+            "builtins.print = redirected_print\n"
+            "model = Index.load(sys.argv[1]).topics(TopicSettings(sample=600, runs=3))\n"
+            "sys.stdout.write(str(len(model.topics())))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "idx")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) >= 2

@@ -77,6 +77,9 @@ def serve_cluster(cluster: Path = ClusterOpt, port: int = typer.Option(8000, "--
                   host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
                   replicas: int = typer.Option(_DEFAULT.replicas, "--replicas", min=1, help="Replicas per shard."),
                   cpus: float = typer.Option(_DEFAULT.cpus, "--cpus", min=0, help="CPUs Ray reserves per replica."),
+                  shard_timeout: float = typer.Option(_DEFAULT.shard_timeout_s, "--shard-timeout", min=0.1,
+                                                      help="Seconds before a shard that does not answer is named "
+                                                           "missing in a partial answer."),
                   address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join (default: start one).")
                   ) -> None:
     """Serve a cluster on Ray Serve: a deployment per shard with replicas, and GET /search on the ingress."""
@@ -87,5 +90,5 @@ def serve_cluster(cluster: Path = ClusterOpt, port: int = typer.Option(8000, "--
     serve = require("ray.serve", "cluster")
     ray.init(address=address, include_dashboard=False)
     serve.start(http_options={"host": host, "port": port})
-    serve.run(application(cluster, ClusterSettings(replicas=replicas, cpus=cpus)), name="embedsearch",
+    serve.run(application(cluster, ClusterSettings(replicas=replicas, cpus=cpus, shard_timeout_s=shard_timeout)), name="embedsearch",
               route_prefix="/", blocking=True)

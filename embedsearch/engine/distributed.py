@@ -8,6 +8,7 @@ through ``RayMap``. Nothing here is imported unless ``--engine ray`` is asked fo
 
 from __future__ import annotations
 
+import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -37,7 +38,10 @@ class RaySettings:
 
 
 def connect(settings: RaySettings):
-    """Start or join Ray once per process; a cluster that cannot be reached is a one-line error."""
+    """Start or join Ray once per process; a cluster that cannot be reached is a one-line error. Ray Data's
+    progress bars would replace ``builtins.print`` in this process for good, and numba (topic fits after
+    a Ray build) cannot compile code that calls a Python-level print: they are told not to."""
+    os.environ.setdefault("RAY_TQDM_PATCH_PRINT", "0")
     ray = require("ray", "ray")
     require("ray.data", "ray")
     if ray.is_initialized():

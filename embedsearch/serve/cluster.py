@@ -1,7 +1,7 @@
 """A cluster served on Ray Serve: one deployment per shard, each with replicas, and an ingress that encodes the
 query once, fans out through deployment handles (Ray Serve's model composition), merges as ``shards.merge``
-does and answers ``GET /search``, ``GET``/``POST /similar`` and ``GET /documents/{id}`` in the single-index
-server's shapes (with ``cut`` where one index says ``generation``). A call that fails on a dead replica is
+does and answers ``GET``/``POST /search``, ``GET``/``POST /similar``, ``GET /documents/{id}`` and ``GET /info``
+in the single-index server's shapes (with ``cut`` where one index says ``generation``). A call that fails on a dead replica is
 sent again (Ray Serve routes it to a live one); a shard that still does not answer within
 ``ClusterSettings.shard_timeout_s`` is named in ``missing`` and the answer says ``"partial": true``."""
 
@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, UnknownIdError, require
-from ..retrieval.search import MODES, best_match, check_k, check_query
+from ..retrieval.search import MODES, check_k, check_query
 from ..shards import Shard
 from ..shards import cut as cuts
 from ..shards.cluster import hits_of
 from ..shards.merge import depth, merge
+from ..store.fields import describe
 from .guard import ApiError
-from .schemas import SimilarText
+from .api import bands, hits_json, shown
+from .schemas import SearchBatch, SimilarText
 from .settings import ClusterSettings
 
 log = logging.getLogger("embedsearch.serve")
@@ -51,6 +53,9 @@ class ShardServer:
     def vector(self, generation: int, doc_id: str):
         return self._at(generation).vector(doc_id)
 
+    def size(self, generation: int) -> int:
+        return len(self._at(generation).index)
+
     def pid(self) -> int:
         return os.getpid()
 
@@ -63,6 +68,7 @@ class Ingress:
         self.names = cuts.shard_names(self.root)
         first = Shard(self.root / cuts.SHARDS / self.names[0])
         self.index, self.search_settings = first.index, first.settings
+        self._described: tuple[int, list] = (-1, [])
 
     async def _call(self, shard: int, method: str, *args: Any) -> Any:
         """One shard's answer, or ``SILENT`` when it has no live replica that answers in time."""
@@ -84,7 +90,8 @@ class Ingress:
         answers = await asyncio.gather(*(self._call(s, method, *args_of(s)) for s in shards))
         return {s: a for s, a in zip(shards, answers) if a is not SILENT}
 
-    async def search(self, query: str, k: int, mode: str | None, filters: list[str]) -> dict[str, Any]:
+    async def search(self, query: str, k: int, mode: str | None, filters: list[str],
+                     display: bool = False) -> dict[str, Any]:
         check_k(k)
         query = check_query(query)
         mode = mode or self.search_settings.mode
@@ -102,10 +109,30 @@ class Ingress:
         wanted = depth(k, mode, self.search_settings)
         offered = await self._round("candidates", alive,
                                     lambda s: (generation[s], vector, query, corpus, wanted, mode, filters))
-        answer = await self._answer(generation, offered, k, mode, self.search_settings.bands())
+        answer = await self._answer(generation, offered, k, mode, self.search_settings.bands(), display)
         return {"query": query, "cut": cut.number, **answer}
 
-    async def similar(self, doc_id: str | None, text: str | None, k: int) -> dict[str, Any]:
+    async def info(self) -> dict[str, Any]:
+        """The cluster: its shards and their sizes at the newest cut, the model, the bands and the fields."""
+        cut = cuts.newest(self.root)
+        sizes = await self._round("size", list(range(len(self.names))), lambda s: (cut.generations[s],))
+        manifest = self.index.snapshot.manifest
+        return {"name": manifest.name, "model": manifest.model.name, "cut": cut.number,
+                "documents": sum(sizes.values()), "shards": {self.names[s]: n for s, n in sorted(sizes.items())},
+                "missing": [n for s, n in enumerate(self.names) if s not in sizes],
+                "fields": self._fields(cut), "bands": bands(self.search_settings)}
+
+    def _fields(self, cut: cuts.Cut) -> list[dict[str, Any]]:
+        """The filterable metadata fields over every shard at ``cut`` (read from the shard folders once per cut)."""
+        if self._described[0] != cut.number:
+            parts = []
+            for name, generation in zip(self.names, cut.generations):
+                snapshot = Shard(self.root / cuts.SHARDS / name, generation).index.snapshot
+                parts += [(segment.folder, live) for segment, live in zip(snapshot.segments, snapshot.live)]
+            self._described = (cut.number, describe(parts))
+        return self._described[1]
+
+    async def similar(self, doc_id: str | None, text: str | None, k: int, display: bool = False) -> dict[str, Any]:
         """Papers related to a paper of the cluster (itself excluded) or to an abstract's text."""
         check_k(k)
         cut = cuts.newest(self.root)
@@ -125,10 +152,11 @@ class Ingress:
         offered = await self._round("candidates", list(range(len(self.names))),
                                     lambda s: (generation[s], vector, "", None, k + 1, "dense", []))
         offered = {s: [c for c in found if (s, c.row) != skip] for s, found in offered.items()}
-        answer = await self._answer(generation, offered, k, "dense", self.search_settings.bands(abstracts=True))
+        answer = await self._answer(generation, offered, k, "dense", self.search_settings.bands(abstracts=True),
+                                    display)
         return {**({"id": doc_id} if doc_id is not None else {}), "cut": cut.number, **answer}
 
-    async def document(self, doc_id: str) -> dict[str, Any]:
+    async def document(self, doc_id: str, display: bool = False) -> dict[str, Any]:
         """A document of the cluster, from the shard its id routes to."""
         cut = cuts.newest(self.root)
         owner = cuts.owner(doc_id, len(self.names))
@@ -141,10 +169,11 @@ class Ingress:
         documents = await self._round("documents", [owner], lambda s: (cut.generations[s], [found[owner][0]]))
         if owner not in documents:
             raise ApiError(503, f"{self.names[owner]} stopped answering; try again shortly")
-        return {**documents[owner][0].to_record(), "cut": cut.number}
+        doc = documents[owner][0]
+        return {**doc.to_record(), "cut": cut.number, **({"display": shown(doc)} if display else {})}
 
     async def _answer(self, generation: dict[int, int], offered: dict[int, list], k: int, mode: str,
-                      bands: tuple[float, float]) -> dict[str, Any]:
+                      bands: tuple[float, float], display: bool = False) -> dict[str, Any]:
         """Merge what the shards offered, fetch the winners' documents; shards that did not answer are named."""
         placed = merge([offered.get(s, []) for s in range(len(self.names))], k, mode, self.search_settings)
         shown = sorted({p.shard for p in placed})
@@ -153,8 +182,7 @@ class Ingress:
         placed = [p for p in placed if p.shard in fetched]
         hits = hits_of(placed, {s: (lambda rows, s=s: fetched[s]) for s in fetched}, bands)
         missing = [self.names[s] for s in range(len(self.names)) if s not in offered or (s in shown and s not in fetched)]
-        return {"match": best_match(hits), "hits": [h.to_json() for h in hits], "partial": bool(missing),
-                "missing": missing}
+        return {**hits_json(hits, display), "partial": bool(missing), "missing": missing}
 
 
 def application(root: str | Path, settings: ClusterSettings = ClusterSettings()):
@@ -175,20 +203,31 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings())
     class Front(Ingress):
         @app.get("/search")
         async def get_search(self, q: str, k: int = 10, mode: str | None = None,
-                             filter: list[str] = Query(default=[])) -> dict[str, Any]:  # noqa: A002
-            return await self.search(q, k, mode, filter)
+                             filter: list[str] = Query(default=[]),  # noqa: A002
+                             display: bool = False) -> dict[str, Any]:
+            return await self.search(q, k, mode, filter, display)
+
+        @app.post("/search")
+        async def post_search(self, body: SearchBatch) -> dict[str, Any]:
+            answers = await asyncio.gather(*(self.search(q, body.k, body.mode, body.filters, body.display)
+                                             for q in body.queries))
+            return {"cut": max(a["cut"] for a in answers), "results": answers}
 
         @app.get("/similar/{doc_id:path}")
-        async def get_similar(self, doc_id: str, k: int = 10) -> dict[str, Any]:
-            return await self.similar(doc_id, None, k)
+        async def get_similar(self, doc_id: str, k: int = 10, display: bool = False) -> dict[str, Any]:
+            return await self.similar(doc_id, None, k, display)
 
         @app.post("/similar")
         async def post_similar(self, body: SimilarText) -> dict[str, Any]:
-            return await self.similar(None, body.text, body.k)
+            return await self.similar(None, body.text, body.k, body.display)
 
         @app.get("/documents/{doc_id:path}")
-        async def get_document(self, doc_id: str) -> dict[str, Any]:
-            return await self.document(doc_id)
+        async def get_document(self, doc_id: str, display: bool = False) -> dict[str, Any]:
+            return await self.document(doc_id, display)
+
+        @app.get("/info")
+        async def get_info(self) -> dict[str, Any]:
+            return await self.info()
 
         @app.get("/health")
         async def health(self) -> dict[str, Any]:

@@ -8,8 +8,11 @@ loads the machine code instead of compiling it again.
 
 from __future__ import annotations
 
+import builtins
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,6 +100,22 @@ _JITTED_MODULES = ("umap.umap_", "umap.layouts", "umap.utils", "umap.distances",
                    "pynndescent.pynndescent_", "pynndescent.utils", "pynndescent.distances", "pynndescent.rp_trees")
 
 
+_PRINT = builtins.print  # kept at import, before Ray Serve's shutdown or Ray Data's progress bars replace it
+
+
+@contextmanager
+def compilable() -> Iterator[None]:
+    """Run with the real ``print`` in place: numba compiles umap and pynndescent code that calls it and
+    cannot compile a Python-level replacement, which Ray (``serve.shutdown``, Ray Data's progress bars)
+    leaves in the calling process. Also a decorator."""
+    current = builtins.print
+    builtins.print = _PRINT
+    try:
+        yield
+    finally:
+        builtins.print = current
+
+
 def enable_numba_cache() -> None:
     """Cache numba machine code on disk for umap and pynndescent (call before they compile anything)."""
     folder = os.environ.setdefault("NUMBA_CACHE_DIR", str(default_cache_dir() / "numba"))
@@ -135,6 +154,7 @@ def neighbour_graph(snapshot: Snapshot, neighbours: int) -> tuple[np.ndarray, np
     return indices, distances, None
 
 
+@compilable()
 def reduce(embeddings: np.ndarray, knn: tuple, settings: TopicSettings, components: int) -> np.ndarray:
     """UMAP on cosine distance over a precomputed neighbour graph; deterministic for a seed."""
     import warnings

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.jobs import JobRunner, local_map
-from .cluster import TopicSettings, enable_numba_cache
+from .cluster import TopicSettings, compilable, enable_numba_cache
 from .consensus import fit_labels
 
 ROWS_PER_JOB = 20_000
@@ -36,6 +36,7 @@ def sample_rows(n: int, size: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 
 
+@compilable()
 def fit_sample(vectors: np.ndarray, settings: TopicSettings) -> tuple[SampleFit, np.ndarray, np.ndarray]:
     """Fit on the sample (the consensus of ``settings.runs`` runs over its neighbour graph); returns what
     assignment needs, the sample's labels and its 2-D coordinates."""
@@ -68,6 +69,7 @@ def vote(neighbour_labels: np.ndarray) -> np.ndarray:
     return np.where(counts.max(axis=1) * 3 >= neighbour_labels.shape[1], best, -1).astype(np.int64)
 
 
+@compilable()
 def assign(fitted: SampleFit, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Topic labels (``-1`` = unassigned) and 2-D coordinates for documents outside the sample.
     The one batch function of both the local and the Ray path."""
