@@ -104,7 +104,9 @@ def measure(name: str, url: str, asked: list[str], clients: int, pids) -> dict:
     answers = {}
     with httpx.Client(base_url=url, timeout=120) as c:
         for q in asked[:60]:
-            answers[q] = [(h["id"], h["score"]) for h in c.get("/search", params={"q": q, "k": 10}).json()["hits"]]
+            for mode in ("hybrid", "lexical", "dense"):
+                hits = c.get("/search", params={"q": q, "k": 10, "mode": mode}).json()["hits"]
+                answers[(mode, q)] = [(h["id"], h["score"]) for h in hits]
     wall, latencies, errors = asyncio.run(load(url, asked, clients))
     ms = np.asarray(latencies) * 1000
     return {"name": name, "qps": len(asked) / wall, "p50_ms": float(np.percentile(ms, 50)),
@@ -139,6 +141,13 @@ def serve_cluster(cluster: Path, port: int, asked: list[str], clients: int) -> d
         subprocess.run([str(ray), "stop", "--force"], capture_output=True)
 
 
+def _same(a: list, b: list) -> bool:
+    """Equal rankings: the same scores, and the same ids at each score (exact ties may come in either order)."""
+    if len(a) != len(b) or not np.allclose([s for _, s in a], [s for _, s in b], atol=1e-5):
+        return False
+    return all({i for i, s in a if abs(s - x) < 1e-5} == {i for i, s in b if abs(s - x) < 1e-5} for _, x in a)
+
+
 def du_mb(folder: Path) -> float:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
 
@@ -168,12 +177,16 @@ def main() -> None:
     asked = (queries() * 10)[:args.requests]
     one = serve_single(single, 8311, asked, args.clients)
     two = serve_cluster(cluster, 8312, asked, args.clients)
-    same = sum([i for i, _ in one["answers"][q]] == [i for i, _ in two["answers"][q]] for q in one["answers"])
-    close = all(np.allclose([s for _, s in one["answers"][q]], [s for _, s in two["answers"][q]], atol=1e-5)
-                for q in one["answers"])
+    equal, overlap = {}, {}
+    for mode in ("hybrid", "lexical", "dense"):
+        keys = [key for key in one["answers"] if key[0] == mode]
+        equal[mode] = f"{sum(_same(one['answers'][k], two['answers'][k]) for k in keys)}/{len(keys)}"
+        overlap[mode] = float(np.mean([len({i for i, _ in one["answers"][k]} & {i for i, _ in two["answers"][k]}) / 10
+                                       for k in keys]))
+    same, close = equal, overlap
     disk = {"single": du_mb(single), **{p.name: du_mb(p) for p in sorted((cluster / "shards").iterdir())}}
-    result.update({"clients": args.clients, "requests": len(asked), "equal_answers": f"{same}/{len(one['answers'])}",
-                   "scores_equal": close, "disk_mb": disk,
+    result.update({"clients": args.clients, "requests": len(asked), "equal_answers": same, "overlap_at_10": close,
+                   "disk_mb": disk,
                    **{f"{r['name']}_{k}": v for r in (one, two) for k, v in r.items() if k not in ("name", "answers")}})
     print(stamp())
     print(table(["server", "q/s", "p50 ms", "p99 ms", "errors", "RSS MB (per process)", "disk MB"],
@@ -182,7 +195,7 @@ def main() -> None:
                  ["2 shards on Ray Serve", two["qps"], two["p50_ms"], two["p99_ms"], two["errors"],
                   ", ".join(f"{k} {v:,.0f}" for k, v in two["rss_mb"].items()),
                   ", ".join(f"{k} {v:,.0f}" for k, v in disk.items() if k != "single")]]))
-    print(f"answers equal (ids in order, first 60 queries): {result['equal_answers']}; scores equal: {close}")
+    print(f"answers equal (ids and scores to 1e-5, ties either way), first 60 queries: {same}; overlap@10: {close}")
     save(f"shards_{args.n}", result)
 
 
