@@ -116,3 +116,39 @@ def test_the_cli_splits_an_index_and_searches_the_shards_as_one(single, scifact_
     assert [json.loads(line)["id"] for line in found.stdout.splitlines()] == [h.id for h in single.search(query, 5)]
     again = run_cli("shard", "--index", str(single.path), "--out", str(tmp_path / "c"), "--shards", "2")
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_shards_of_an_ivf_index_share_its_quantizer_and_its_approximate_answers(tmp_path, bundled_index):
+    """Split from an IVF index, every shard keeps its kind and its trained quantizer (not one trained per
+    shard), so a dense search over the shards finds what the index finds."""
+    import faiss
+    from segment_worker import make_docs
+
+    from embedsearch.shards.merge import merge
+    from embedsearch.store.layout import VECTORS
+    from embedsearch.store.vectors import VectorSettings
+
+    docs, vectors = make_docs(0, 1_000)
+    index = Index.from_batches([(docs, vectors)], tmp_path / "idx", bundled_index.manifest["model"], 1_000,
+                               VectorSettings(index_type="ivfpq"))
+    cluster = Cluster.split(index, tmp_path / "c", 2)
+
+    def centroids(snapshot):
+        [segment] = snapshot.segments
+        ivf = faiss.extract_index_ivf(faiss.read_index(str(segment.folder / VECTORS), faiss.IO_FLAG_SKIP_IVF_DATA))
+        return segment.index_type, ivf.quantizer.reconstruct_n(0, ivf.nlist)
+
+    kind, expected = centroids(index.snapshot)
+    for shard in cluster.shards:
+        got_kind, got = centroids(shard.index.snapshot)
+        assert got_kind == kind == "ivfpq" and np.array_equal(got, expected), shard.name
+    rng = np.random.default_rng(3)
+    queries = vectors[:40] + 0.05 * rng.normal(size=vectors[:40].shape).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    overlap = []
+    for query in queries:
+        offered = [s.candidates(query, "", None, 10, "dense") for s in cluster.shards]
+        got = {cluster.shards[p.shard].index.documents.ids[p.ranked.row]
+               for p in merge(offered, 10, "dense", index.search_settings)}
+        overlap.append(len(got & {index.documents.ids[r] for r, _ in index.snapshot.dense(query[None], 10)[0]}) / 10)
+    assert np.mean(overlap) >= 0.95, np.mean(overlap)
