@@ -135,8 +135,9 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_its_approximate_answers(
 
     def centroids(snapshot):
         [segment] = snapshot.segments
-        ivf = faiss.extract_index_ivf(faiss.read_index(str(segment.folder / VECTORS), faiss.IO_FLAG_SKIP_IVF_DATA))
-        return segment.index_type, ivf.quantizer.reconstruct_n(0, ivf.nlist)
+        read = faiss.read_index(str(segment.folder / VECTORS), faiss.IO_FLAG_SKIP_IVF_DATA)
+        ivf = faiss.extract_index_ivf(read)
+        return segment.index_type, ivf.quantizer.reconstruct_n(0, ivf.nlist).copy()
 
     kind, expected = centroids(index.snapshot)
     for shard in cluster.shards:

@@ -63,7 +63,8 @@ class Cluster:
     @classmethod
     def split(cls, index: Index, path: str | Path, shards: int) -> Cluster:
         """Write the live documents of ``index`` (with their vectors: nothing is embedded again) as ``shards``
-        ordinary indexes routed by id hash, with the index's settings; one pass over the source per shard,
+        ordinary indexes routed by id hash, with the index's settings and its trained IVF quantizer (so an
+        approximate search over the shards ranks as over the index); one pass over the source per shard,
         holding one segment of documents at a time."""
         if shards < 1:
             raise InputError(f"a cluster needs at least one shard, got {shards}")
@@ -79,7 +80,7 @@ class Cluster:
         for s, name in enumerate(names):
             Index.from_batches(_batches(index, owners == s, manifest.store.segment_rows), root / cuts.SHARDS / name,
                                manifest.model.to_json(), int((owners == s).sum()), manifest.vectors, manifest.lexical,
-                               index.search_settings, storage=manifest.store, name=manifest.name)
+                               index.search_settings, storage=manifest.store, name=manifest.name, share=index)
         cuts.create(root, names, [Index.load(root / cuts.SHARDS / n).generation for n in names])
         return cls.open(root)
 

@@ -27,6 +27,7 @@ from . import vectors as vec
 from .check import problems
 from .compact import compaction, merge, plan
 from .generation import SegmentEntry
+from .layout import VECTORS
 from .lock import writer
 from .manifest import Manifest
 from .manifest import write as write_manifest
@@ -110,14 +111,22 @@ def new_index(path: Path, manifest: Manifest) -> Iterator[Path]:
         yield tmp
 
 
-def create(path: Path, manifest: Manifest, total: int, batches: Iterable[Batch], map_shards: JobRunner) -> None:
+def create(path: Path, manifest: Manifest, total: int, batches: Iterable[Batch], map_shards: JobRunner,
+           share: Snapshot | None = None) -> None:
     """Write a new index from ``(documents, vectors)`` batches, one segment each. The vector index kind
     follows the whole corpus's size; IVF segments share one quantizer trained on the first batch, filled
-    through ``map_shards``."""
+    through ``map_shards``. With ``share`` (the index a shard is cut from), its kind and trained quantizer
+    are taken instead, so the shards' approximate answers are those of the index they came from."""
     kind = manifest.vectors.choose(total)
+    trained: list[Any] = []
+    sources = [s for s in share.segments if vec.backend(s.index_type).trains] if share is not None else []
+    if sources:
+        largest = max(sources, key=lambda s: s.rows)
+        kind = largest.index_type
+        trained = [vec.backend(kind).prepare(replace(manifest.vectors, index_type=kind),
+                                             [(largest.folder / VECTORS, largest.rows)])[1]]
     backend = vec.backend(kind)
     settings = replace(manifest.vectors, index_type=kind)
-    trained: list[Any] = []
 
     def write_vectors(matrix: np.ndarray) -> Callable[[Path], str]:
         trained[:] = trained or [backend.train(matrix, settings)]
