@@ -83,12 +83,12 @@ class Index:
                      storage: StoreSettings = StoreSettings(), name: str = "", share: Index | None = None) -> Index:
         """Write an index from ``(documents, vectors)`` batches made one at a time: each becomes a segment and
         is released before the next is read, so memory holds one batch, not the corpus. ``total`` (the corpus
-        size) picks the vector index kind; with ``ray``, IVF shards are filled as Ray tasks; with ``share``, the
-        vector index kind and trained quantizer of that index are used (a shard cut from it)."""
+        size) picks the vector index kind (``share``: that index's kind and quantizer, for a shard cut from it);
+        with ``ray``, IVF shards are filled as Ray tasks."""
         manifest = Manifest.new(model, vectors=vectors, lexical=lexical, search=asdict(search), store=storage,
                                 sources=tuple(str(s) for s in sources), name=name)
-        writer.create(Path(path), manifest, total, writer.unique(batches), job_map(ray),
-                      None if share is None else share.snapshot)
+        snapshot = None if share is None else share.snapshot
+        writer.create(Path(path), manifest, total, writer.unique(batches), job_map(ray), snapshot)
         return cls.load(path)
 
     @classmethod
