@@ -41,10 +41,11 @@ def served(single, tmp_path_factory):
     log = (folder / "serve.log").open("w")
     server = subprocess.Popen([sys.executable, "-m", "embedsearch", "serve-cluster", "--cluster", str(cluster.root),
                                "--port", str(port), "--replicas", "2", "--cpus", "0.25", "--shard-timeout", "3"],
-                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                              env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})  # not this worker's Ray
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            deadline = time.time() + 240
+            deadline = time.time() + 360
             while not ready(client):
                 assert time.time() < deadline and server.poll() is None, (folder / "serve.log").read_text()[-3000:]
                 time.sleep(1)
