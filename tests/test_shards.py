@@ -47,8 +47,10 @@ def test_three_shards_answer_like_one_index_on_scifact_queries(single, cluster, 
         assert same(cluster.search(query, 80, mode=mode), single.search(query, 80, mode=mode)), (mode, query)
 
 
-def test_similar_papers_across_shards_are_those_of_one_index(single, cluster, scifact_sample):
+def test_similar_papers_across_shards_are_those_of_one_index(single, cluster, scifact_sample, tmp_path):
     docs, _ = scifact_sample
+    whole = Cluster.split(single, tmp_path / "one", 1)  # the paper's own shard holds all its neighbours
+    assert same(whole.similar(docs[0].id, 10), single.similar(docs[0].id, 10))
     owners = set()
     for doc in docs[:30]:
         answer = cluster.similar(doc.id, 10)
