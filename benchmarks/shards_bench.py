@@ -148,6 +148,21 @@ def _same(a: list, b: list) -> bool:
     return all({i for i, s in a if abs(s - x) < 1e-5} == {i for i, s in b if abs(s - x) < 1e-5} for _, x in a)
 
 
+def in_process(single: Path, cluster: Path, asked: list[str]) -> dict[str, str]:
+    """Answer equality alone, both opened in this process (no servers): ``Cluster.search`` against
+    ``Index.search`` over the first 60 claims in each mode."""
+    from embedsearch import Index
+    from embedsearch.shards import Cluster
+
+    one, many = Index.load(single), Cluster.open(cluster)
+    equal = {}
+    for mode in ("hybrid", "lexical", "dense"):
+        same = sum(_same([(h.id, h.score) for h in one.search(q, 10, mode=mode)],
+                         [(h.id, h.score) for h in many.search(q, 10, mode=mode).hits]) for q in asked[:60])
+        equal[mode] = f"{same}/{len(asked[:60])}"
+    return equal
+
+
 def du_mb(folder: Path) -> float:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
 
@@ -160,6 +175,7 @@ def main() -> None:
     parser.add_argument("--build-only", action="store_true", help="build, compact and split, then stop")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--equality", action="store_true", help="only compare answers, in this process")
     args = parser.parse_args()
     single, cluster = args.work / "built", args.work / "cluster"
     result: dict = {"documents": args.n}
@@ -175,6 +191,11 @@ def main() -> None:
         return
     result.update(json.loads((args.work / "built.json").read_text()))
     asked = (queries() * 10)[:args.requests]
+    if args.equality:
+        print(stamp())
+        print(f"answers equal (ids and scores to 1e-5, ties either way), first 60 queries: "
+              f"{in_process(single, cluster, asked)}")
+        return
     one = serve_single(single, 8311, asked, args.clients)
     two = serve_cluster(cluster, 8312, asked, args.clients)
     equal, overlap = {}, {}

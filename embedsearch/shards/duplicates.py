@@ -15,6 +15,7 @@ import numpy as np
 from ..dedup import DedupSettings, DuplicateReport
 from ..dedup.candidates import score
 from ..dedup.evidence import text_hash
+from ..store import vectors as vec
 from ..store.snapshot import Snapshot
 
 _BLOCK = 2048
@@ -57,13 +58,13 @@ def _neighbours(snapshots: Sequence[Snapshot], offsets: np.ndarray,
         for start in range(0, len(snapshot), _BLOCK):
             block = list(range(start, min(start + _BLOCK, len(snapshot))))
             queries = np.asarray(snapshot.embeddings[block], dtype=np.float32)
-            found: list[list[tuple[float, int]]] = [[] for _ in block]
+            found: list[list[vec.Shortlisted]] = [[] for _ in block]
             for t, other in enumerate(snapshots):
-                answers = other.dense(queries, k, exclude=block if t == s else None)
+                answers = other.shortlist(queries, k, exclude=block if t == s else None)
                 for hits, answer in zip(found, answers):
-                    hits.extend((cosine, int(offsets[t]) + row) for row, cosine in answer)
+                    hits.extend((int(offsets[t]) + row, approximate, cosine) for row, approximate, cosine in answer)
             for local, hits in zip(block, found):
-                for cosine, other in sorted(hits, key=lambda h: (-h[0], h[1]))[:k]:
+                for other, _, cosine in vec.best(hits, k):
                     if cosine >= settings.floor:
                         yield int(offsets[s]) + local, other, cosine
 

@@ -1,7 +1,8 @@
 """The ingress's side of a sharded search: merge each shard's candidates into one ranking equal to that of a
 single index over every shard's documents. It takes the global dense and lexical top ``depth`` from the
-shards' lists, then fuses over their union, each signal divided by its best over all shards, exactly as
-``retrieval.search.fuse`` does for one index. Ties (equal scores) go to the lower shard, then row."""
+shards' lists (the dense one cut from their shortlists as ``vectors.best`` cuts one index's segments'), then
+fuses over their union, each signal divided by its best over all shards, exactly as ``retrieval.search.fuse``
+does for one index. Ties (equal scores) go to the lower shard, then row."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..retrieval.search import Ranked, SearchSettings, fuse
+from ..store.vectors import best
 from .shard import Candidate
 
 
@@ -32,13 +34,12 @@ def merge(offered: Sequence[Sequence[Candidate]], k: int, mode: str, settings: S
     pool = [(s, c) for s, candidates in enumerate(offered) for c in candidates]
     key = {(s, c.row): i for i, (s, c) in enumerate(pool)}
     if mode == "dense":
-        best = sorted((p for p in pool if p[1].dense is not None), key=lambda p: (-p[1].dense, p[0], p[1].row))
-        return [Placed(s, Ranked(c.row, c.dense, c.cosine, None)) for s, c in best[:k]]
+        return [Placed(s, Ranked(c.row, c.dense, c.cosine, None)) for s, c in nearest(pool, k)]
     lexical = sorted((p for p in pool if p[1].lexical), key=lambda p: (-p[1].bm25, p[0], p[1].row))
     if mode == "lexical":
         return [Placed(s, Ranked(c.row, c.bm25, c.cosine, c.bm25)) for s, c in lexical[:k]]
     wanted = depth(k, mode, settings)
-    dense = sorted((p for p in pool if p[1].dense is not None), key=lambda p: (-p[1].dense, p[0], p[1].row))[:wanted]
+    dense = nearest(pool, wanted)
     chosen = {(s, c.row) for s, c in dense} | {(s, c.row) for s, c in lexical[:wanted]}
     order = sorted(chosen, key=key.__getitem__)
     position = {place: i for i, place in enumerate(order)}
@@ -48,3 +49,10 @@ def merge(offered: Sequence[Sequence[Candidate]], k: int, mode: str, settings: S
                  [(position[(s, c.row)], c.bm25) for s, c in lexical[:wanted]],
                  lambda rows: cosine[rows], lambda rows: bm25[rows], k, settings)
     return [Placed(order[r.row][0], Ranked(order[r.row][1], r.score, r.cosine, r.bm25)) for r in fused]
+
+
+def nearest(pool: Sequence[tuple[int, Candidate]], k: int) -> list[tuple[int, Candidate]]:
+    """The dense top ``k`` of every shard's shortlist, as ``vectors.best`` takes it over one index's segments."""
+    shortlisted = {(s, c.row): (s, c) for s, c in pool if c.dense is not None}
+    return [shortlisted[key] for key, _, _ in best([(key, c.approximate, c.dense) for key, (_, c) in
+                                                   shortlisted.items()], k)]

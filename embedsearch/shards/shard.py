@@ -19,14 +19,16 @@ from ..store.lexical import CorpusStats
 
 @dataclass(frozen=True)
 class Candidate:
-    """A shard's row with both raw scores: ``dense`` is its cosine if it made the shard's dense list (else
-    None), ``lexical`` whether it made the lexical one; ``cosine`` and ``bm25`` are known either way."""
+    """A shard's row with both raw scores: ``dense`` is its cosine if it made the shard's dense shortlist (else
+    None), ``approximate`` its score there where the vector index's is approximate, ``lexical`` whether it made
+    the lexical list; ``cosine`` and ``bm25`` are known either way."""
 
     row: int
     cosine: float
     bm25: float | None
     dense: float | None
     lexical: bool
+    approximate: float | None = None
 
 
 class Shard:
@@ -46,19 +48,21 @@ class Shard:
     def candidates(self, vector: np.ndarray, query: str, corpus: CorpusStats | None, depth: int, mode: str,
                    filters: Sequence[str] = ()) -> list[Candidate]:
         """The rows this shard offers for ``mode`` at ``depth``, as one index's ranking takes them: the dense
-        top ``depth`` and, scored with ``corpus`` (the statistics of every shard), the lexical top ``depth``."""
+        shortlist for ``depth`` (``vectors.best`` of every shard's is one index's dense top ``depth``) and,
+        scored with ``corpus`` (the statistics of every shard), the lexical top ``depth``."""
         snapshot = self.index.snapshot
         allowed = snapshot.allowed_rows([Filter.parse(f) for f in filters])
         vector = np.asarray(vector, dtype=np.float32).reshape(-1)
-        dense = {} if mode == "lexical" else dict(snapshot.dense(vector[None, :], depth, allowed=allowed)[0])
+        dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in
+                                              snapshot.shortlist(vector[None, :], depth, allowed=allowed)[0]}
         bm25 = None if mode == "dense" else snapshot.lexical.scores(query, corpus)
         lexical = set() if bm25 is None else {r for r, _ in top_lexical(bm25, depth, allowed)}
         rows = np.asarray(sorted(set(dense) | lexical), dtype=np.int64)
         if len(rows) == 0:
             return []
         cosines = np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector
-        return [Candidate(int(r), float(c), None if bm25 is None else float(bm25[r]), dense.get(int(r)),
-                          int(r) in lexical) for r, c in zip(rows.tolist(), cosines)]
+        return [Candidate(r, float(c), None if bm25 is None else float(bm25[r]), dense[r][1] if r in dense else None,
+                          r in lexical, dense[r][0] if r in dense else None) for r, c in zip(rows.tolist(), cosines)]
 
     def vector(self, doc_id: str) -> tuple[int, np.ndarray] | None:
         """The row and stored vector of ``doc_id`` here (None when this shard does not hold it): the query of

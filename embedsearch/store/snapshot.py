@@ -151,7 +151,13 @@ class Snapshot:
               allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
         """Top-``k`` ``(row, cosine)`` per query over every segment, re-scored exactly, deleted rows never
         returned; ``exclude`` drops one row per query, ``allowed`` keeps only rows where it is true."""
-        merged: list[list[tuple[int, float]]] = [[] for _ in range(len(queries))]
+        return [[(r, c) for r, _, c in vec.best(found, k)] for found in self.shortlist(queries, k, exclude, allowed)]
+
+    def shortlist(self, queries: np.ndarray, k: int, exclude: Sequence[int | None] | None = None,
+                  allowed: np.ndarray | None = None) -> list[list[vec.Shortlisted]]:
+        """Every segment's ``vectors.shortlist`` per query, keyed by live row: ``vectors.best`` of it is
+        ``dense``, and of shortlists from several shards, one index's answer over all of them."""
+        merged: list[list[vec.Shortlisted]] = [[] for _ in range(len(queries))]
         for s, segment in enumerate(self.segments):
             start, stop = int(self.offsets[s]), int(self.offsets[s + 1])
             if stop == start:
@@ -166,12 +172,12 @@ class Snapshot:
             if exclude is not None:
                 local_exclude = [None if x is None or not start <= x < stop else
                                  int(next(self.locate(np.asarray([x])))[2][0]) for x in exclude]
-            ranked = vec.dense_rows(segment.vectors, segment.embeddings, queries, k, exclude=local_exclude, allowed=mask)
-            for q, hits in enumerate(ranked):
+            found = vec.shortlist(segment.vectors, segment.embeddings, queries, k, exclude=local_exclude, allowed=mask)
+            for q, hits in enumerate(found):
                 if hits:
-                    live = self.to_live(s, np.asarray([r for r, _ in hits]))
-                    merged[q].extend(zip(live.tolist(), (c for _, c in hits)))
-        return [sorted(hits, key=lambda h: (-h[1], h[0]))[:k] for hits in merged]
+                    live = self.to_live(s, np.asarray([r for r, _, _ in hits])).tolist()
+                    merged[q].extend((row, a, c) for row, (_, a, c) in zip(live, hits))
+        return merged
 
     def partitions(self, rows_per_job: int) -> list[np.ndarray]:
         """Rows per duplicate-search job: whole IVF lists for a single IVF segment, else row ranges."""

@@ -131,22 +131,47 @@ def search(faiss_index, queries: np.ndarray, k: int,
     return faiss_index.search(queries, max(1, min(k, len(ids))), params=params)
 
 
+Shortlisted = tuple  # (key, approximate score or None where the backend's scores are exact, cosine)
+
+
+def shortlist(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
+              exclude: Sequence[int | None] | None = None,
+              allowed: np.ndarray | None = None) -> list[list[Shortlisted]]:
+    """Per query, what a search for ``k`` re-scores: ``(row, approximate, cosine)`` for the ``fetch(k)`` best
+    by the backend's own score (``approximate`` None and only ``k`` where that score is exact), each with its
+    cosine from ``embeddings``; ``exclude`` drops one row per query before the cut."""
+    backend = BACKENDS[kind_of(faiss_index)]
+    keep = backend.fetch(k)
+    approx, rows = search(faiss_index, queries, backend.fetch(k + (1 if exclude is not None else 0)), allowed)
+    results = []
+    for q, found in enumerate(rows):
+        chosen = found >= 0
+        if exclude is not None and exclude[q] is not None:
+            chosen &= found != exclude[q]
+        found, scores = found[chosen][:keep], approx[q][chosen][:keep]
+        order = np.argsort(found, kind="stable")
+        cosines = np.empty(len(found), dtype=np.float32)
+        cosines[order] = np.asarray(embeddings[found[order]], dtype=np.float32) @ queries[q]
+        results.append([(int(r), None if backend.exact else float(a), float(c))
+                        for r, a, c in zip(found.tolist(), scores.tolist(), cosines.tolist())])
+    return results
+
+
+def best(candidates: Sequence[Shortlisted], k: int) -> list[Shortlisted]:
+    """The ``k`` best by cosine of shortlists gathered from segments or shards, after cutting the approximate
+    ones to the ``fetch(k)`` best by approximate score over them all: a shared quantizer gives every document
+    the same approximate score wherever it lies, so any split of the rows ranks as one index over them."""
+    approximate = sorted((c for c in candidates if c[1] is not None), key=lambda c: (-c[1], c[0]))
+    chosen = approximate[:IVFPQ.fetch(k)] + [c for c in candidates if c[1] is None]
+    return sorted(chosen, key=lambda c: (-c[2], c[0]))[:k]
+
+
 def dense_rows(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
                exclude: Sequence[int | None] | None = None,
                allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
     """Top-``k`` ``(row, cosine)`` per query; candidates are re-scored exactly from ``embeddings``."""
-    extra = 1 if exclude is not None else 0
-    _, rows = search(faiss_index, queries, BACKENDS[kind_of(faiss_index)].fetch(k + extra), allowed)
-    results = []
-    for q, found in enumerate(rows):
-        found = found[found >= 0]
-        if exclude is not None and exclude[q] is not None:
-            found = found[found != exclude[q]]
-        ordered = np.sort(found)
-        scores = np.asarray(embeddings[ordered], dtype=np.float32) @ queries[q]
-        order = np.argsort(-scores, kind="stable")[:k]
-        results.append([(int(ordered[i]), float(scores[i])) for i in order])
-    return results
+    return [[(r, c) for r, _, c in best(found, k)]
+            for found in shortlist(faiss_index, embeddings, queries, k, exclude, allowed)]
 
 
 def partitions(faiss_index, n: int, rows_per_job: int) -> list[np.ndarray]:
