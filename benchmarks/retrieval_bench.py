@@ -23,6 +23,7 @@ from embedsearch import EmbedSettings, Index  # noqa: E402
 from embedsearch.evaluate import load_beir, rank_queries, score_run  # noqa: E402
 from embedsearch.retrieval.search import SearchSettings, fuse, top_lexical
 from embedsearch.store import lexical as lex
+from embedsearch.store.bm25 import SegmentedBM25
 
 SCIFACT = SHARED / "eval" / "scifact"
 DEPTH = 100
@@ -45,7 +46,7 @@ class Runs:
     def dense_run(self):
         return self.run([[r for r, _ in d] for d in self.dense])
 
-    def bm25(self, lexical: lex.SegmentedBM25) -> list[np.ndarray]:
+    def bm25(self, lexical: SegmentedBM25) -> list[np.ndarray]:
         return [lexical.scores(t) for t in self.texts]
 
     def lexical_run(self, scores):
@@ -61,10 +62,10 @@ class Runs:
         return self.run(out)
 
 
-def lexical_variant(index: Index, settings: lex.LexicalSettings, work: Path) -> lex.SegmentedBM25:
+def lexical_variant(index: Index, settings: lex.LexicalSettings, work: Path) -> SegmentedBM25:
     folder = Path(tempfile.mkdtemp(dir=work))
     lex.build(list(index.documents), folder, settings)
-    return lex.SegmentedBM25([(lex.Postings(folder), None)], settings)
+    return SegmentedBM25([(lex.Postings(folder), None)], settings)
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from embedsearch.embedding.embed import Embedder, EmbedSettings
 from embedsearch.evaluate import load_beir, score_run  # noqa: E402
 from embedsearch.retrieval.search import fuse, top_lexical
 from embedsearch.store import lexical as lex
+from embedsearch.store.bm25 import SegmentedBM25
 
 SCIFACT = SHARED / "eval" / "scifact"
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
@@ -45,7 +46,7 @@ def main() -> None:
     last = np.searchsorted(owner, np.arange(len(index)), side="right")
     folder = Path(tempfile.mkdtemp())
     lex.build([Document(str(i), t) for i, t in enumerate(sentences)], folder, lex.LexicalSettings())
-    sentence_bm25 = lex.SegmentedBM25([(lex.Postings(folder), None)], lex.LexicalSettings())
+    sentence_bm25 = SegmentedBM25([(lex.Postings(folder), None)], lex.LexicalSettings())
 
     def signals(queries):
         qids = list(queries)

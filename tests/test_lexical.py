@@ -2,6 +2,7 @@ import numpy as np
 
 from embedsearch.corpus import Document
 from embedsearch.store import lexical as lex
+from embedsearch.store.bm25 import SegmentedBM25
 
 DOCS = [Document("a", "Spiking neural networks use time-to-first-spike (TTFS) coding.", "Spiking nets"),
         Document("b", "Discrete diffusion language models built on CTMCs."),
@@ -9,7 +10,7 @@ DOCS = [Document("a", "Spiking neural networks use time-to-first-spike (TTFS) co
 
 
 def scorer(folder):
-    return lex.SegmentedBM25([(lex.Postings(folder), None)], lex.LexicalSettings())
+    return SegmentedBM25([(lex.Postings(folder), None)], lex.LexicalSettings())
 
 
 def test_scores_match_bm25s_itself(tmp_path):

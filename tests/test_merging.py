@@ -14,6 +14,7 @@ from segment_worker import make_docs
 from embedsearch import Index
 from embedsearch.corpus import Document
 from embedsearch.store import lexical as lex
+from embedsearch.store.bm25 import SegmentedBM25
 from embedsearch.store.compact import MergePolicy
 from embedsearch.store.merging import copy_live_rows, merge_postings
 from embedsearch.store.settings import StoreSettings
@@ -63,8 +64,8 @@ def test_merged_postings_equal_a_fresh_build_of_the_live_documents(tmp_path, bud
     lex.build(kept, fresh, SETTINGS)
     assert postings_by_term(merged) == postings_by_term(fresh)
     np.testing.assert_array_equal(lex.Postings(merged).lengths, lex.Postings(fresh).lengths)
-    one = lex.SegmentedBM25([(lex.Postings(merged), None)], SETTINGS)
-    reference = lex.SegmentedBM25([(lex.Postings(fresh), None)], SETTINGS)
+    one = SegmentedBM25([(lex.Postings(merged), None)], SETTINGS)
+    reference = SegmentedBM25([(lex.Postings(fresh), None)], SETTINGS)
     for query in ["t1q t7q", "t450q t3q t3q", "t599q", "absent"]:
         np.testing.assert_allclose(one.scores(query), reference.scores(query), rtol=1e-6)
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..corpus import Document
 from ..errors import InputError
+from ..store import maxscore
 from ..store.filters import Filter
 from ..store.snapshot import Snapshot
 
@@ -130,14 +131,15 @@ def check_query(query: str) -> str:
 
 
 def top_lexical(scores: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-    """Top-``k`` rows by BM25 score; rows that match no query term are left out."""
+    """Top-``k`` rows of a full score vector, ties by row (as ``maxscore.top``, which reads an index's
+    postings instead); rows that match no query term are left out."""
     if allowed is not None:
         scores = np.where(allowed, scores, 0)
     k = min(k, int(np.count_nonzero(scores > 0)))
     if k == 0:
         return []
-    rows = np.argpartition(-scores, k - 1)[:k]
-    rows = rows[np.lexsort((rows, -scores[rows]))]
+    rows = np.flatnonzero(scores >= np.partition(scores, len(scores) - k)[len(scores) - k])
+    rows = rows[np.lexsort((rows, -scores[rows]))][:k]
     return [(int(r), float(scores[r])) for r in rows]
 
 
@@ -218,7 +220,7 @@ def rank(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSet
     if settings.mode == "lexical":
         out = []
         for query, vector in zip(queries, vectors):
-            ranked = top_lexical(snapshot.lexical.scores(query), k, allowed)
+            ranked = maxscore.top(snapshot.lexical, query, k, allowed=allowed)
             cosines = np.asarray(snapshot.embeddings[[r for r, _ in ranked]], dtype=np.float32) @ vector
             out.append([Ranked(r, s, float(c), s) for (r, s), c in zip(ranked, cosines)])
         return out
@@ -228,8 +230,7 @@ def rank(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSet
         return [[Ranked(r, s, s, None) for r, s in ranked] for ranked in dense]
     out = []
     for query, vector, ranked in zip(queries, vectors, dense):
-        bm25 = snapshot.lexical.scores(query)
-        out.append(fuse(ranked, top_lexical(bm25, depth, allowed),
+        out.append(fuse(ranked, maxscore.top(snapshot.lexical, query, depth, allowed=allowed),
                         lambda rows: np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector,
-                        lambda rows: bm25[rows], k, settings))
+                        lambda rows: snapshot.lexical.score_rows(query, rows), k, settings))
     return out

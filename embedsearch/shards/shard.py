@@ -12,9 +12,10 @@ import numpy as np
 
 from ..corpus import Document
 from ..index import Index
-from ..retrieval.search import SearchSettings, top_lexical
+from ..retrieval.search import SearchSettings
 from ..store.filters import Filter
-from ..store.lexical import CorpusStats
+from ..store.bm25 import CorpusStats
+from ..store.maxscore import top
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,15 @@ class Shard:
         vector = np.asarray(vector, dtype=np.float32).reshape(-1)
         dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in
                                               snapshot.shortlist(vector[None, :], depth, allowed=allowed)[0]}
-        bm25 = None if mode == "dense" else snapshot.lexical.scores(query, corpus)
-        lexical = set() if bm25 is None else {r for r, _ in top_lexical(bm25, depth, allowed)}
+        lexical = set() if mode == "dense" else {r for r, _ in top(snapshot.lexical, query, depth, corpus, allowed)}
         rows = np.asarray(sorted(set(dense) | lexical), dtype=np.int64)
         if len(rows) == 0:
             return []
+        bm25 = None if mode == "dense" else snapshot.lexical.score_rows(query, rows, corpus)
         cosines = np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector
-        return [Candidate(r, float(c), None if bm25 is None else float(bm25[r]), dense[r][1] if r in dense else None,
-                          r in lexical, dense[r][0] if r in dense else None) for r, c in zip(rows.tolist(), cosines)]
+        return [Candidate(r, float(c), None if bm25 is None else float(bm25[i]), dense[r][1] if r in dense else None,
+                          r in lexical, dense[r][0] if r in dense else None)
+                for i, (r, c) in enumerate(zip(rows.tolist(), cosines))]
 
     def vector(self, doc_id: str) -> tuple[int, np.ndarray] | None:
         """The row and stored vector of ``doc_id`` here (None when this shard does not hold it): the query of

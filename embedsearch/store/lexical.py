@@ -1,12 +1,8 @@
-"""BM25 over the same documents as the vectors, kept per segment as term-frequency postings.
+"""The lexical side of a segment: its settings, the tokenizer, and the term-frequency postings it stores.
 
-A segment stores, per term, the rows that hold it and how often, plus every row's length. Scores are
-computed at query time from statistics summed over the *live* documents of every segment (document
-count, document frequency, average length), so after any sequence of adds and removes a query scores
-exactly as one BM25 index built from scratch over the live documents would (Lucene's formula as bm25s
-computes it; a test checks against bm25s to 1e-6). Lucene instead keeps deleted documents in its
-statistics until a merge; exact statistics cost one pass over each query term's postings, which the
-scoring pass makes anyway. The tokenizer is ours, so index and query time tokenise identically.
+A segment stores, per term, the rows that hold it (ascending) and how often, plus every row's length;
+``bm25`` scores them at query time with statistics over the live documents. The tokenizer is ours, so
+index and query time tokenise identically.
 """
 
 from __future__ import annotations
@@ -155,79 +151,18 @@ class Postings:
         return int(np.max(self.rows)) if len(self.rows) else -1
 
     def term(self, token: str) -> tuple[np.ndarray, np.ndarray]:
-        """The rows holding ``token`` and its frequency in each."""
+        """The rows holding ``token`` (ascending) and its frequency in each, as memory-mapped views."""
         term = self.vocab.get(token)
         if term is None:
             return np.zeros(0, np.int32), np.zeros(0, np.float32)
         start, stop = int(self.indptr[term]), int(self.indptr[term + 1])
-        return np.asarray(self.rows[start:stop]), np.asarray(self.tf[start:stop])
+        return self.rows[start:stop], self.tf[start:stop]
 
-
-class SegmentedBM25:
-    """BM25 over the live rows of several segments, with statistics summed over live documents only.
-
-    ``parts`` pairs each segment's postings with its live mask (None: every row live); scores come out
-    in live-row order: the live rows of the first segment, then of the second, and so on."""
-
-    def __init__(self, parts: Sequence[tuple[Postings, np.ndarray | None]], settings: LexicalSettings):
-        self.parts = list(parts)
-        self.settings = settings
-        self.tokenizer = Tokenizer.of(settings)
-        counts = [len(p.lengths) if live is None else int(live.sum()) for p, live in self.parts]
-        self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self._renumber = [None if live is None else np.cumsum(live) - 1 for _, live in self.parts]
-        self.total_length = sum(float(np.sum(p.lengths if live is None else np.asarray(p.lengths)[live]))
-                                for p, live in self.parts)
-        self.live = int(self.offsets[-1])
-        self.average_length = self.total_length / self.live if self.live else 0.0
-
-    def stats(self, query: str) -> CorpusStats:
-        """This corpus's share of the statistics ``query`` is scored with (shards add theirs up)."""
-        tokens = dict.fromkeys(self.tokenizer(query))
-        return CorpusStats(self.live, self.total_length, {t: sum(len(r) for _, r, _, _, _ in self._found(t))
-                                                          for t in tokens})
-
-    def scores(self, query: str, corpus: CorpusStats | None = None) -> np.ndarray:
-        """BM25 score of every live document for ``query`` (zero where no term matches); with ``corpus``, the
-        statistics of a larger corpus this one is a shard of, so scores equal one index over all of it."""
-        out = np.zeros(self.live, dtype=np.float32)
-        k1, b = self.settings.k1, self.settings.b
-        documents = self.live if corpus is None else corpus.documents
-        average = self.average_length if corpus is None else corpus.length / max(corpus.documents, 1)
-        for token in self.tokenizer(query):
-            found = self._found(token)
-            df = sum(len(rows) for _, rows, _, _, _ in found)
-            if df == 0:
-                continue
-            df = df if corpus is None else corpus.df.get(token, df)
-            idf = np.log(1 + (documents - df + 0.5) / (df + 0.5))
-            for postings, rows, tf, offset, renumber in found:
-                if len(rows):
-                    norm = k1 * ((1 - b) + b * np.asarray(postings.lengths)[rows] / average)
-                    target = offset + (rows if renumber is None else renumber[rows])
-                    out[target] += (idf * tf / (norm + tf)).astype(np.float32)
-        return out
-
-    def _found(self, token: str) -> list:
-        found = []
-        for (postings, live), renumber, offset in zip(self.parts, self._renumber, self.offsets):
-            rows, tf = postings.term(token)
-            if live is not None:
-                keep = live[rows]
-                rows, tf = rows[keep], tf[keep]
-            found.append((postings, rows, tf, offset, renumber))
-        return found
-
-
-@dataclass(frozen=True)
-class CorpusStats:
-    """What BM25 reads from a whole corpus for one query: live documents, their summed length, and each
-    query token's document frequency. Shards add theirs up, then each scores as one index over all would."""
-
-    documents: int
-    length: float
-    df: dict[str, int]
-
-    def __add__(self, other: CorpusStats) -> CorpusStats:
-        df = {t: self.df.get(t, 0) + other.df.get(t, 0) for t in {**self.df, **other.df}}
-        return CorpusStats(self.documents + other.documents, self.length + other.length, df)
+    def lookup(self, token: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each of ``rows``, whether it holds ``token``, and the frequency where it does (a binary search
+        per row into the term's postings, never a pass over them)."""
+        held, tf = self.term(token)
+        at = np.searchsorted(held, rows)
+        found = at < len(held)
+        found[found] = held[at[found]] == rows[found]
+        return found, np.asarray(tf[at[found]])

@@ -17,8 +17,8 @@ from ..corpus import Document
 from ..embedding.query_encoder import query_encoder
 from . import filters as flt
 from . import generation as gen
-from . import lexical as lex
 from . import vectors as vec
+from .bm25 import SegmentedBM25
 from .manifest import Manifest
 from .segment import Segment
 
@@ -140,8 +140,8 @@ class Snapshot:
         return {doc_id: row for row, doc_id in enumerate(self.ids)}
 
     @cached_property
-    def lexical(self) -> lex.SegmentedBM25:
-        return lex.SegmentedBM25([(s.postings, m) for s, m in zip(self.segments, self.live)], self.manifest.lexical)
+    def lexical(self) -> SegmentedBM25:
+        return SegmentedBM25([(s.postings, m) for s, m in zip(self.segments, self.live)], self.manifest.lexical)
 
     def allowed_rows(self, filters: Sequence[flt.Filter]) -> np.ndarray | None:
         """Live rows passing every metadata filter (None without filters)."""

@@ -1,0 +1,71 @@
+"""Exhaustive BM25 against MaxScore on a built index: the lexical top k both ways (equal answers, and how
+long each takes, warm), then whole searches (lexical and hybrid, k=10) through ``Index.search``.
+
+The index is any built one, e.g. merge_memory_bench's or shards_bench's streamed 1M build (SciFact-sentence
+texts, so common words are in most documents); the queries are SciFact's test claims.
+
+    python benchmarks/maxscore_bench.py --index /tmp/shards-1m/built
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import SHARED, save, stamp, table  # noqa: E402
+
+
+def p50_ms(fn, queries: list[str], rounds: int) -> tuple[float, float]:
+    times = []
+    for _ in range(rounds):
+        for q in queries:
+            start = time.perf_counter()
+            fn(q)
+            times.append(time.perf_counter() - start)
+    ms = np.asarray(times) * 1000
+    return float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
+
+
+def main() -> None:
+    from embedsearch import Index
+    from embedsearch.evaluate import load_beir
+    from embedsearch.retrieval.search import top_lexical
+    from embedsearch.store.maxscore import top
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    index = Index.load(args.index)
+    bm25 = index.snapshot.lexical
+    queries = list(load_beir(SHARED / "eval" / "scifact").queries.values())[:args.queries]
+    postings = [sum(len(p.term(t)[0]) for p, _ in bm25.parts for t in bm25.tokenizer(q)) for q in queries]
+    for q in queries:  # warm: every query's postings and both paths once
+        top_lexical(bm25.scores(q), 100), top(bm25, q, 100), index.search(q, 10, mode="hybrid")
+    rows, result = [], {"documents": len(index), "segments": len(index.snapshot.segments),
+                        "postings_per_query_p50": float(np.median(postings))}
+    for k in (10, 100):
+        equal = sum(top(bm25, q, k) == top_lexical(bm25.scores(q), k) for q in queries)
+        full = p50_ms(lambda q: top_lexical(bm25.scores(q), k), queries, args.rounds)
+        pruned = p50_ms(lambda q: top(bm25, q, k), queries, args.rounds)
+        rows.append([f"lexical top {k}", *full, *pruned, f"{equal}/{len(queries)}"])
+        result[f"top{k}"] = {"exhaustive_ms": full, "maxscore_ms": pruned, "equal": equal}
+    for mode in ("lexical", "hybrid", "dense"):
+        search = p50_ms(lambda q: index.search(q, 10, mode=mode), queries, args.rounds)
+        rows.append([f"Index.search {mode}, k=10", "", "", *search, ""])
+        result[f"search_{mode}_ms"] = search
+    print(stamp())
+    print(f"{len(index):,} documents in {len(index.snapshot.segments)} segment(s); postings per query p50 "
+          f"{np.median(postings):,.0f} (max {max(postings):,})")
+    print(table(["what", "exhaustive p50 ms", "p95 ms", "MaxScore p50 ms", "p95 ms", "equal answers"], rows))
+    save(f"maxscore_{len(index)}", result)
+
+
+if __name__ == "__main__":
+    main()
