@@ -1,9 +1,10 @@
 """The cluster on Ray Serve (real replica processes on a local Ray cluster): the ingress answers like one
 index; a SIGKILLed replica loses no request; a shard with no replica that answers makes answers partial,
-naming it, until it is back."""
+naming it, until it is back; writes sent to the ingress reach the owning shard."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -16,9 +17,12 @@ import httpx
 import pytest
 from test_shards import same
 
-from embedsearch.shards import Cluster
+from embedsearch.shards import Cluster, owner
 
 pytestmark = pytest.mark.xdist_group("ray")
+
+
+TOKEN = "cluster-write-token"
 
 
 def free_port() -> int:
@@ -40,9 +44,10 @@ def served(single, tmp_path_factory):
     port = free_port()
     log = (folder / "serve.log").open("w")
     server = subprocess.Popen([sys.executable, "-m", "embedsearch", "serve-cluster", "--cluster", str(cluster.root),
-                               "--port", str(port), "--replicas", "2", "--cpus", "0.25", "--shard-timeout", "3"],
-                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                              env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})  # not this worker's Ray
+                               "--port", str(port), "--replicas", "2", "--cpus", "0.25", "--shard-timeout", "3",
+                               "--writable"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                              env={**{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},  # not this worker's Ray
+                                   "EMBEDSEARCH_TOKEN": TOKEN})
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             deadline = time.time() + 360
@@ -176,3 +181,28 @@ def test_a_shard_with_no_replica_that_answers_is_named_until_it_is_back(served, 
         time.sleep(1)
     assert answer["partial"] is False
     assert [h["id"] for h in answer["hits"]] == [h.id for h in single.search(query, 10)]
+
+
+def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
+    """Last here: the cluster ends with the documents it started with."""
+    client, cluster = served
+    new = {"id": "http-new-1", "text": "Zebrafish fin regeneration needs osteoblast dedifferentiation signals."}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    query = {"q": "zebrafish fin regeneration osteoblast", "k": 3, "mode": "lexical"}
+    assert client.post("/documents", json={"documents": [new]}).status_code == 403
+    before = client.get("/info").json()
+    added = client.post("/documents", json={"documents": [new]}, headers=auth)
+    assert added.status_code == 201, added.text
+    assert added.json()["cut"] == before["cut"] + 1 and added.json()["documents"] == before["documents"] + 1
+    generations = [json.loads((cluster.root / "cuts" / f"{n}.json").read_text())["generations"]
+                   for n in (before["cut"], before["cut"] + 1)]
+    home = owner(new["id"], 2)
+    assert [a != b for a, b in zip(*generations)] == [s == home for s in range(2)]
+    assert client.get("/search", params=query).json()["hits"][0]["id"] == new["id"]
+    assert client.get(f"/documents/{new['id']}").json()["text"] == new["text"]
+    again = client.post("/documents", json={"documents": [new]}, headers=auth)
+    assert again.status_code == 409 and "already in the cluster" in again.text, again.text
+    removed = client.delete(f"/documents/{new['id']}", headers=auth)
+    assert removed.status_code == 200 and removed.json()["documents"] == before["documents"], removed.text
+    assert new["id"] not in {h["id"] for h in client.get("/search", params=query).json()["hits"]}
+    assert client.delete(f"/documents/{new['id']}", headers=auth).status_code == 404

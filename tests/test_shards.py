@@ -91,6 +91,9 @@ def test_writes_go_to_the_owning_shard_and_each_commit_is_a_new_cut(cluster, sin
     with pytest.raises(InputError, match="already in"):
         cluster.add([new])
     victim = scifact_sample[0][0].id
+    with pytest.raises(UnknownIdError, match="nothing was removed"):
+        cluster.remove([victim, "new-1", "nope-2"])  # all or nothing: "nope-2" routes to the last shard
+    assert cluster.cut.number == before + 1 and len(Cluster.open(cluster.root)) == len(single) + 1
     cluster.remove([victim, "new-1"])
     assert cluster.cut.number == before + 2 and len(cluster) == len(single) - 1
     assert victim not in {h.id for h in cluster.search(scifact_sample[1][0], 50).hits}

@@ -80,15 +80,23 @@ def serve_cluster(cluster: Path = ClusterOpt, port: int = typer.Option(8000, "--
                   shard_timeout: float = typer.Option(_DEFAULT.shard_timeout_s, "--shard-timeout", min=0.1,
                                                       help="Seconds before a shard that does not answer is named "
                                                            "missing in a partial answer."),
-                  address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join (default: start one).")
+                  address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join (default: start one)."),
+                  writable: bool = typer.Option(False, "--writable", help="Allow POST/DELETE /documents (needs a token)."),
+                  token_file: Path | None = typer.Option(None, "--token-file",
+                                                         help="File holding the write token (or set EMBEDSEARCH_TOKEN).")
                   ) -> None:
-    """Serve a cluster on Ray Serve: a deployment per shard with replicas, and GET /search on the ingress."""
-    from ..errors import require
+    """Serve a cluster on Ray Serve: a deployment per shard with replicas, and the search API on the ingress."""
+    from ..errors import InputError, require
     from ..serve.cluster import application
+    from ..serve.run import TOKEN_ENV, read_token
 
+    token = read_token(token_file)
+    if writable and token is None:
+        raise InputError(f"--writable needs a token: set {TOKEN_ENV} or pass --token-file FILE")
     ray = require("ray", "cluster")
     serve = require("ray.serve", "cluster")
     ray.init(address=address, include_dashboard=False)
     serve.start(http_options={"host": host, "port": port})
-    serve.run(application(cluster, ClusterSettings(replicas=replicas, cpus=cpus, shard_timeout_s=shard_timeout)), name="embedsearch",
+    settings = ClusterSettings(replicas=replicas, cpus=cpus, shard_timeout_s=shard_timeout, writable=writable)
+    serve.run(application(cluster, settings, token), name="embedsearch",
               route_prefix="/", blocking=True)

@@ -1,7 +1,9 @@
 """A cluster served on Ray Serve: one deployment per shard, each with replicas, and an ingress that encodes the
 query once, fans out through deployment handles (Ray Serve's model composition), merges as ``shards.merge``
 does and answers ``GET``/``POST /search``, ``GET``/``POST /similar``, ``GET /documents/{id}`` and ``GET /info``
-in the single-index server's shapes (with ``cut`` where one index says ``generation``). A call that fails on a dead replica is
+in the single-index server's shapes (with ``cut`` where one index says ``generation``). Started writable with a
+token, ``POST /documents`` and ``DELETE /documents/{id}`` write each document to the shard its id routes to and
+publish the next cut (``Cluster.add``/``remove``), which the shard replicas read from the next call. A call that fails on a dead replica is
 sent again (Ray Serve routes it to a live one); a shard that still does not answer within
 ``ClusterSettings.shard_timeout_s`` is named in ``missing`` and the answer says ``"partial": true``."""
 
@@ -12,16 +14,16 @@ from functools import reduce
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, UnknownIdError, require
+from ..errors import IdConflictError, InputError, UnknownIdError, require
 from ..retrieval.search import MODES, check_k, check_query
-from ..shards import Shard
+from ..shards import Cluster, Shard
 from ..shards import cut as cuts
 from ..shards.cluster import hits_of
 from ..shards.merge import depth, merge
 from ..store.fields import describe
 from .guard import ApiError
 from .api import bands, hits_json, shown
-from .schemas import SearchBatch, SimilarText
+from .schemas import AddDocuments, SearchBatch, SimilarText
 from .settings import ClusterSettings
 
 log = logging.getLogger("embedsearch.serve")
@@ -63,8 +65,8 @@ class ShardServer:
 class Ingress:
     """What the HTTP routes call: the newest cut, the encoder, and one handle per shard."""
 
-    def __init__(self, root: str, settings: ClusterSettings, *handles: Any):
-        self.root, self.settings, self.handles = Path(root), settings, list(handles)
+    def __init__(self, root: str, settings: ClusterSettings, token: str | None, *handles: Any):
+        self.root, self.settings, self.token, self.handles = Path(root), settings, token, list(handles)
         self.names = cuts.shard_names(self.root)
         first = Shard(self.root / cuts.SHARDS / self.names[0])
         self.index, self.search_settings = first.index, first.settings
@@ -172,6 +174,25 @@ class Ingress:
         doc = documents[owner][0]
         return {**doc.to_record(), "cut": cut.number, **({"display": shown(doc)} if display else {})}
 
+    async def add(self, body: AddDocuments) -> dict[str, Any]:
+        """Embed and add documents, each to its shard, as one new cut."""
+        if body.check_duplicates:
+            raise InputError("check_duplicates is not served by a cluster yet; run `embedsearch cluster-dedup` "
+                             "after adding")
+        documents = [d.document(n) for n, d in enumerate(body.documents)]
+        cluster = await asyncio.to_thread(self._write, "add", documents)
+        return {"added": len(documents), "cut": cluster.cut.number, "documents": len(cluster), "skipped": []}
+
+    async def remove(self, doc_id: str) -> dict[str, Any]:
+        cluster = await asyncio.to_thread(self._write, "remove", [doc_id])
+        return {"removed": 1, "cut": cluster.cut.number, "documents": len(cluster)}
+
+    def _write(self, method: str, items: list) -> Cluster:
+        try:
+            return getattr(Cluster.open(self.root), method)(items, wait=self.settings.lock_wait_s)
+        except (IdConflictError, UnknownIdError) as exc:
+            raise type(exc)(str(exc).replace(str(self.root), "the cluster")) from None
+
     async def _answer(self, generation: dict[int, int], offered: dict[int, list], k: int, mode: str,
                       bands: tuple[float, float], display: bool = False) -> dict[str, Any]:
         """Merge what the shards offered, fetch the winners' documents; shards that did not answer are named."""
@@ -185,18 +206,22 @@ class Ingress:
         return {**hits_json(hits, display), "partial": bool(missing), "missing": missing}
 
 
-def application(root: str | Path, settings: ClusterSettings = ClusterSettings()):
-    """The Ray Serve application of the cluster at ``root``: ``serve.run(application(root))`` serves it."""
+def application(root: str | Path, settings: ClusterSettings = ClusterSettings(), token: str | None = None):
+    """The Ray Serve application of the cluster at ``root``: ``serve.run(application(root))`` serves it
+    (writes only with ``settings.writable`` and the bearer ``token``)."""
     serve = require("ray.serve", "cluster")
-    from fastapi import FastAPI, Query  # routes are real annotations (no __future__ import): Ray Serve re-binds
+    from fastapi import Depends, FastAPI, Query, Request  # routes are real annotations (no __future__ import): Ray Serve re-binds
     #                                     them where a string one such as "SimilarText" cannot be resolved
 
-    from .guard import install
+    from .guard import authorised, install
 
     root = Path(root).resolve()
     names = cuts.shard_names(root)
     app = FastAPI(title="embedsearch cluster")
     install(app)
+
+    def write(request: Request) -> None:
+        authorised(request, token, settings.writable)
 
     @serve.deployment(name="ingress", ray_actor_options={"num_cpus": settings.cpus})
     @serve.ingress(app)
@@ -229,6 +254,14 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings())
         async def get_info(self) -> dict[str, Any]:
             return await self.info()
 
+        @app.post("/documents", status_code=201, dependencies=[Depends(write)])
+        async def post_documents(self, body: AddDocuments) -> dict[str, Any]:
+            return await self.add(body)
+
+        @app.delete("/documents/{doc_id:path}", dependencies=[Depends(write)])
+        async def delete_document(self, doc_id: str) -> dict[str, Any]:
+            return await self.remove(doc_id)
+
         @app.get("/health")
         async def health(self) -> dict[str, Any]:
             return {"status": "ok", "shards": self.names, "cut": cuts.newest(self.root).number}
@@ -236,4 +269,4 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings())
     shard = serve.deployment(ShardServer)
     handles = [shard.options(name=name, num_replicas=settings.replicas, ray_actor_options={"num_cpus": settings.cpus})
                .bind(str(root / cuts.SHARDS / name)) for name in names]
-    return Front.bind(str(root), settings, *handles)
+    return Front.bind(str(root), settings, token, *handles)

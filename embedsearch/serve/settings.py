@@ -77,13 +77,17 @@ LIMITS = Limits()
 @dataclass(frozen=True)
 class ClusterSettings:
     """Replicas per shard and the CPUs Ray reserves for each (the ingress too), how long the ingress waits
-    for one shard's answer, and how often a call that failed (a replica died under it) is sent again."""
+    for one shard's answer, how often a call that failed (a replica died under it) is sent again, whether
+    the ingress takes writes (with a token) and how long a write waits for the cluster's lock."""
 
     replicas: int = 2
     cpus: float = 1.0
     shard_timeout_s: float = 5.0
     retries: int = 2
+    writable: bool = False
+    lock_wait_s: float = 30.0
 
     def __post_init__(self) -> None:
-        if self.replicas < 1 or self.cpus < 0 or self.shard_timeout_s <= 0 or self.retries < 0:
-            raise InputError("replicas must be >= 1, cpus >= 0, shard_timeout_s > 0 and retries >= 0")
+        if self.replicas < 1 or self.cpus < 0 or self.shard_timeout_s <= 0 or self.retries < 0 or self.lock_wait_s < 0:
+            raise InputError("replicas must be >= 1, cpus >= 0, shard_timeout_s > 0, retries >= 0 and "
+                             "lock_wait_s >= 0")

@@ -177,10 +177,14 @@ class Cluster:
         ids = list(dict.fromkeys(ids))
         with lock(self.root, "remove", wait):
             current = Cluster.open(self.root)
-            for s, shard in enumerate(current.shards):
-                mine = [i for i in ids if cuts.owner(i, len(current.shards)) == s]
+            owned = [[i for i in ids if cuts.owner(i, len(current.shards)) == s] for s in range(len(current.shards))]
+            for shard, mine in zip(current.shards, owned):
+                unknown = [i for i in mine if i not in shard.index.refresh().documents.row_of]
+                if unknown:  # before any shard is written: a remove is all or nothing
+                    raise UnknownIdError(f"no document with id {unknown[0]!r} in {self.root}; nothing was removed")
+            for shard, mine in zip(current.shards, owned):
                 if mine:
-                    shard.index.refresh().remove(mine, wait=wait)
+                    shard.index.remove(mine, wait=wait)
             return self._publish(current)
 
     def _publish(self, current: Cluster) -> Cluster:
