@@ -127,8 +127,8 @@ class Postings:
         self.folder = folder / FOLDER
         try:
             self.config = json.loads((self.folder / "config.json").read_text())
-            self.indptr, self.rows, self.tf, self.lengths = (np.load(self.folder / f"{n}.npy", mmap_mode="r")
-                                                             for n in PARTS)
+            self.indptr, self.rows, self.tf, self.lengths = (np.asarray(np.load(self.folder / f"{n}.npy", mmap_mode="r"))
+                                                             for n in PARTS)  # plain arrays over the mapped pages
             if len(self.rows) != len(self.tf) or int(self.indptr[-1]) != len(self.rows) \
                     or len(self.lengths) != self.config["documents"]:
                 raise ValueError("posting arrays disagree in length")

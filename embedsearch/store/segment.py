@@ -99,7 +99,7 @@ class Segment:
         if matrix.shape != (self.rows, self.dimension):
             raise CorruptIndexError(f"{file}: shape {matrix.shape}, expected {(self.rows, self.dimension)}; "
                                     "rebuild the index")
-        return matrix
+        return np.asarray(matrix)  # the mapped pages, as a plain array: numpy.memmap's Python hooks cost per slice
 
     @cached_property
     def vectors(self):

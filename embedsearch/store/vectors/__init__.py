@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from ...engine.jobs import JobRunner, local_map
 from ...errors import InputError
 from . import ivf
-from .flat import Flat
+from .flat import Flat, faiss_module
 from .hnsw import HNSW
 from .ivf import IVFPQ
 
@@ -73,7 +74,14 @@ def backend(kind: str) -> type[Flat]:
 
 
 def kind_of(faiss_index) -> str:
+    if type(faiss_index) in _exact():  # asked on every search: skip the IVF probe for the common exact index
+        return Flat.kind
     return next(b.kind for b in (IVFPQ, HNSW, Flat) if b.owns(faiss_index))
+
+
+@lru_cache(maxsize=1)
+def _exact() -> frozenset[type]:
+    return frozenset(getattr(faiss_module(), n) for n in ("IndexFlatIP", "IndexFlatL2", "IndexFlat"))
 
 
 def build(vectors: np.ndarray, settings: VectorSettings = VectorSettings()):
