@@ -206,3 +206,32 @@ def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
     assert removed.status_code == 200 and removed.json()["documents"] == before["documents"], removed.text
     assert new["id"] not in {h["id"] for h in client.get("/search", params=query).json()["hits"]}
     assert client.delete(f"/documents/{new['id']}", headers=auth).status_code == 404
+
+
+def test_the_web_page_searches_the_cluster_and_shows_a_paper_with_its_similar_papers(served, single, scifact_sample,
+                                                                                        browser):
+    """The single-index page on the ingress: a search lists the cluster's answer; a paper's own page shows it,
+    its similar papers from every shard, and says near-duplicate checks are not served here (the paper stays)."""
+    from urllib.parse import quote
+
+    client, cluster = served
+    url = str(client.base_url).rstrip("/")
+    docs, queries = scifact_sample
+    page = browser.new_page()
+    try:
+        page.goto(url + "/")
+        page.wait_for_function(f"document.getElementById('about').textContent.includes('{len(single)} papers')")
+        page.locator("#mode").select_option("lexical")
+        page.locator("#q").fill(queries[2])
+        page.locator("#q").press("Enter")
+        expected = [h.id for h in single.search(queries[2], 10, mode="lexical")]
+        page.wait_for_function("(n) => document.querySelectorAll('#results > li').length === n", arg=len(expected))
+        assert expected[0] in page.locator("#results > li").first.inner_text()
+        paper = docs[3]
+        page.goto(url + f"/paper/{quote(paper.id, safe='')}")
+        page.wait_for_function("document.querySelectorAll('#paper .similar > li .id').length === 5")
+        assert page.locator("#paper .similar > li .id").all_inner_texts() == [h.id for h in single.similar(paper.id, 5)]
+        page.wait_for_function("document.querySelector('#paper .paper-duplicates').textContent.includes('cluster-dedup')")
+        assert paper.text[:60] in page.locator("#paper .abstract").inner_text()
+    finally:
+        page.close()

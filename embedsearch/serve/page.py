@@ -30,9 +30,10 @@ def _shipped() -> frozenset[str]:
     return frozenset(p.name for p in STATIC.iterdir() if p.is_file())
 
 
-def router(live: Live, topics: TopicsState) -> APIRouter:
+def files() -> APIRouter:
+    """The page itself, a page per paper and the files they load: all a front end needs that is not the API
+    (the cluster's ingress serves these too)."""
     page = APIRouter(include_in_schema=False)
-    rendered: dict[tuple[int, int], str] = {}
 
     @page.api_route("/", methods=["GET", "HEAD"])
     def home() -> FileResponse:
@@ -60,6 +61,14 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
             return error(404, f"no such file {name[:100]!r}")
         file = STATIC / name
         return FileResponse(file, media_type=_TYPES.get(file.suffix, "application/octet-stream"))
+
+    return page
+
+
+def router(live: Live, topics: TopicsState) -> APIRouter:
+    page = APIRouter(include_in_schema=False)
+    page.include_router(files())
+    rendered: dict[tuple[int, int], str] = {}
 
     @page.get("/map")
     def topic_map(level: int = 0) -> HTMLResponse:

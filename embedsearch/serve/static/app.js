@@ -18,6 +18,7 @@ function readable(status, message) {
   if (status === 0) return "The server could not be reached. Is embedsearch serve still running?";
   if (status === 404) return "That paper is not in the index (it may have been removed).";
   if (status === 503) return "The index is busy. Try again in a few seconds.";
+  if (status === 501) return message;  // not served here (a cluster's ingress): the message names what is
   if (status >= 500) return "The server could not answer this time. Try again; if it keeps failing, see its log.";
   if (status === 422 || status === 414 || status === 413) return "The request could not be read: " +
     (/characters|too large|long/.test(message) ? "the text is too long." : "check the query and the settings.");
@@ -332,10 +333,12 @@ async function showPaper(id) {
          el("a", {href: `/map?focus=${encodeURIComponent(id)}`, textContent: "Show on the topic map"})),
       similarList, el("h3", {textContent: "Near-duplicates in the index"}), dups);
     similarButton.click();
-    const report = await api(`/duplicates/of/${encodeURIComponent(id)}?display=1`);
-    const pairs = report.groups.flatMap((g) => g.pairs).map((p) => p.a === id ? p : flip(p));
-    dups.replaceChildren(...(pairs.length ? pairs.map((p) => pairView(p, "This paper"))
-                                          : [el("p", {textContent: "None: no other abstract here is the same work reworded."})]));
+    try {
+      const report = await api(`/duplicates/of/${encodeURIComponent(id)}?display=1`);
+      const pairs = report.groups.flatMap((g) => g.pairs).map((p) => p.a === id ? p : flip(p));
+      dups.replaceChildren(...(pairs.length ? pairs.map((p) => pairView(p, "This paper"))
+                                            : [el("p", {textContent: "None: no other abstract here is the same work reworded."})]));
+    } catch (e) { dups.replaceChildren(el("p", {textContent: e.message})); }  // the paper stays shown
   } catch (e) { box.replaceChildren(el("p", {}, e.message, " ", el("a", {href: "/", textContent: "Back to search"}))); }
 }
 
