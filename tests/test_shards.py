@@ -121,6 +121,14 @@ def test_the_cli_splits_an_index_and_searches_the_shards_as_one(single, scifact_
     assert [json.loads(line)["id"] for line in found.stdout.splitlines()] == [h.id for h in single.search(query, 5)]
     again = run_cli("shard", "--index", str(single.path), "--out", str(tmp_path / "c"), "--shards", "2")
     assert again.returncode == 2 and "already exists" in again.stderr
+    shard = tmp_path / "c" / "shards" / "shard-000"
+    before = Index.load(shard).generation
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "direct-1", "text": "Written to a shard behind the cluster's back."}) + "\n")
+    for command in (["add", str(extra)], ["remove", scifact_sample[0][0].id], ["compact"], ["build", str(extra)]):
+        direct = run_cli(*command, "--index", str(shard))
+        assert direct.returncode == 2 and "is shard-000 of the cluster" in direct.stderr, (command, direct.stderr)
+    assert Index.load(shard).generation == before and "direct-1" not in Index.load(shard).documents.row_of
 
 
 def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_path, bundled_index):

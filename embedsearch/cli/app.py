@@ -7,11 +7,12 @@ import os
 import sys
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any
 
 import typer
 
-from ..errors import EmbedsearchError
+from ..errors import EmbedsearchError, InputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Find related papers, topic maps and near-duplicates in a corpus of abstracts.")
@@ -62,8 +63,6 @@ def log_to_stderr() -> None:
 
 def ray_settings(engine: str, address: str | None, workers: int | None = None):
     """``RaySettings`` for ``--engine ray``, None for the local engine; Ray flags without it are an error."""
-    from ..errors import InputError
-
     if engine not in ("local", "ray"):
         raise InputError(f"unknown engine {engine!r}; choose local or ray")
     if engine == "local":
@@ -73,6 +72,17 @@ def ray_settings(engine: str, address: str | None, workers: int | None = None):
     from ..engine.distributed import RaySettings
 
     return RaySettings(address=address, workers=workers)
+
+
+def not_a_shard(path: str | Path) -> None:
+    """Refuse to write a shard of a cluster directly: the write would not be routed by id or named in a
+    cut, and the generation the newest cut names would then be collected under the cluster's readers."""
+    from ..shards import is_cluster
+
+    folder = Path(path).resolve()
+    if folder.parent.name == "shards" and is_cluster(folder.parent.parent):
+        raise InputError(f"{path} is {folder.name} of the cluster {folder.parent.parent}; write through the "
+                         "cluster (`serve-cluster --writable`: POST/DELETE /documents; or Cluster.add/remove)")
 
 
 def open_index(path: str | None, model: str | None = None):

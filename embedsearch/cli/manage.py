@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from ..embedding.embed import EmbedSettings
-from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, open_index, ray_settings
+from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, not_a_shard, open_index, ray_settings
 
 
 def _fields(id_field: str | None, title_field: str | None, text_field: str | None):
@@ -47,6 +47,7 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
     from ..index import Index
     from ..store.vectors import VectorSettings
 
+    not_a_shard(index)
     ray = ray_settings(engine, ray_address, workers)
     idx = Index.from_sources(sources, index, _fields(id_field, title_field, text_field), skip_invalid,
                              embed=EmbedSettings(model=model, max_windows=max_windows),
@@ -78,6 +79,7 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
     from ..index import Index
     from .explore import print_report
 
+    not_a_shard(index)
     idx = Index.load(index)
     result = read_sources(sources, _fields(id_field, title_field, text_field), skip_invalid,
                           idx.snapshot.numeric_fields())
@@ -113,6 +115,7 @@ def remove(ids: list[str] = typer.Argument(..., help="Document ids to remove."),
     """Remove documents by id (a deletion file is written; nothing is rewritten or re-embedded)."""
     from ..index import Index
 
+    not_a_shard(index)
     idx = Index.load(index)
     unique = list(dict.fromkeys(ids))
     idx.remove(unique, wait=not no_wait)
@@ -162,6 +165,7 @@ def compact(index: str = typer.Option(..., "--index", "-i"), no_wait: bool = NoW
     """Merge every segment into one and drop deleted rows (small merges also happen by themselves)."""
     from ..index import Index
 
+    not_a_shard(index)
     idx = Index.load(index)
     before = len(idx.snapshot.segments)
     idx.compact(wait=not no_wait)
@@ -175,6 +179,7 @@ def upgrade(index: str = typer.Option(..., "--index", "-i")) -> None:
     """Convert a format 1 index to segments in place (nothing is re-embedded)."""
     from ..store.upgrade import upgrade as convert
 
+    not_a_shard(index)
     count = convert(index)
     typer.echo(f"upgraded {index} to format 2 ({count} documents, one segment)", err=True)
 
