@@ -48,6 +48,7 @@ def served(single, tmp_path_factory):
                                "--writable"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                               env={**{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},  # not this worker's Ray
                                    "EMBEDSEARCH_TOKEN": TOKEN})
+    SERVER["session"] = server.pid  # start_new_session: the server leads a session of its own
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             deadline = time.time() + 360
@@ -62,6 +63,11 @@ def served(single, tmp_path_factory):
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(30)
+        for pid in session_pids():  # what its Ray left behind (workers have process groups of their own)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         log.close()
 
 
@@ -74,19 +80,29 @@ def ready(client: httpx.Client) -> bool:
         return False
 
 
-def replica_pids(shard: str) -> list[int]:
-    """The process ids of a shard's replicas (Ray names a replica's process after its deployment)."""
-    marker = f"ServeReplica:embedsearch:{shard}".encode()
+SERVER = {"session": -1}  # the serve-cluster process's session: its Ray's processes, and no one else's
+
+
+def session_pids(marker: bytes = b"") -> list[int]:
+    """Processes of the server's session whose command line holds ``marker``."""
     found = []
     for proc in os.listdir("/proc"):
         if proc.isdigit():
             try:
+                with open(f"/proc/{proc}/stat", "rb") as fh:
+                    session = int(fh.read().rsplit(b")", 1)[1].split()[3])
                 with open(f"/proc/{proc}/cmdline", "rb") as fh:
-                    if marker in fh.read():
+                    if session == SERVER["session"] and marker in fh.read():
                         found.append(int(proc))
-            except OSError:
+            except (OSError, ValueError, IndexError):
                 continue
     return sorted(found)
+
+
+def replica_pids(shard: str) -> list[int]:
+    """The process ids of a shard's replicas (Ray names a replica's process after its deployment), counting
+    only this server's: a Ray left over from an earlier server on this machine is not it."""
+    return session_pids(f"ServeReplica:embedsearch:{shard}".encode())
 
 
 class Answer:
