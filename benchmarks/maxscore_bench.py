@@ -5,6 +5,10 @@ The index is any built one, e.g. merge_memory_bench's or shards_bench's streamed
 texts, so common words are in most documents); the queries are SciFact's test claims.
 
     python benchmarks/maxscore_bench.py --index /tmp/shards-1m/built
+
+``--search-only`` times ``Index.search`` alone, so the library of an earlier commit can be timed with this
+script: ``git worktree add /tmp/before a87b86b; PYTHONPATH=/tmp/before python benchmarks/maxscore_bench.py
+--index /tmp/shards-1m/built --search-only``.
 """
 
 from __future__ import annotations
@@ -34,23 +38,24 @@ def p50_ms(fn, queries: list[str], rounds: int) -> tuple[float, float]:
 def main() -> None:
     from embedsearch import Index
     from embedsearch.evaluate import load_beir
-    from embedsearch.retrieval.search import top_lexical
-    from embedsearch.store.maxscore import top
-
     parser = argparse.ArgumentParser()
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--search-only", action="store_true", help="only Index.search (any commit's library)")
     args = parser.parse_args()
     index = Index.load(args.index)
     bm25 = index.snapshot.lexical
     queries = list(load_beir(SHARED / "eval" / "scifact").queries.values())[:args.queries]
     postings = [sum(len(p.term(t)[0]) for p, _ in bm25.parts for t in bm25.tokenizer(q)) for q in queries]
-    for q in queries:  # warm: every query's postings and both paths once
-        top_lexical(bm25.scores(q), 100), top(bm25, q, 100), index.search(q, 10, mode="hybrid")
     rows, result = [], {"documents": len(index), "segments": len(index.snapshot.segments),
                         "postings_per_query_p50": float(np.median(postings))}
-    for k in (10, 100):
+    for q in queries:  # warm: every query's postings once
+        index.search(q, 10, mode="hybrid")
+    for k in () if args.search_only else (10, 100):
+        from embedsearch.retrieval.search import top_lexical
+        from embedsearch.store.maxscore import top
+
         equal = sum(top(bm25, q, k) == top_lexical(bm25.scores(q), k) for q in queries)
         full = p50_ms(lambda q: top_lexical(bm25.scores(q), k), queries, args.rounds)
         pruned = p50_ms(lambda q: top(bm25, q, k), queries, args.rounds)
