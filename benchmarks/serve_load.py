@@ -18,7 +18,7 @@ async def main(url, seconds, clients):
             i = n
             while time.perf_counter() < end:
                 t = time.perf_counter()
-                r = await c.get("/search", params={"q": QUERIES[i % 8], "k": 10})
+                await c.get("/search", params={"q": QUERIES[i % 8], "k": 10})
                 lat.append(time.perf_counter() - t); i += clients
     t0 = time.perf_counter()
     await asyncio.gather(*(client(n) for n in range(clients)))
