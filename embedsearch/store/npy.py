@@ -4,6 +4,7 @@ long as the mapping lives, where a read block is freed as soon as it is dropped.
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,17 @@ class NpyRows:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.read(0, len(self))
         return out if dtype is None else out.astype(dtype, copy=False)
+
+
+def mapped(path: Path, scattered: bool = False) -> np.ndarray:
+    """A ``.npy`` file's memory-mapped pages as a plain array (``numpy.memmap``'s Python hooks cost per slice).
+    ``scattered`` turns read-ahead off for a mapping read a few rows at a time (a search's re-scoring): cold,
+    each row then costs one page read instead of a read-ahead window (400 rows of a 1M index here: 21 ms
+    against 1.3 s). A scan wants read-ahead, so the default keeps it."""
+    matrix = np.load(path, mmap_mode="r")
+    if scattered and isinstance(matrix, np.memmap) and matrix._mmap is not None:
+        matrix._mmap.madvise(mmap.MADV_RANDOM)
+    return np.asarray(matrix)
 
 
 class NpyWriter:

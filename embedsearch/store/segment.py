@@ -17,6 +17,7 @@ from ..errors import CorruptIndexError
 from ..files import file_records, sha256, staged_folder
 from . import filters as flt
 from . import lexical as lex
+from . import npy
 from . import vectors as vec
 from .docstore import DocumentStore, write_documents
 from .generation import SegmentEntry
@@ -91,15 +92,24 @@ class Segment:
 
     @cached_property
     def embeddings(self) -> np.ndarray:
+        return self._embeddings(scattered=False)
+
+    @cached_property
+    def scattered(self) -> np.ndarray:
+        """The embeddings mapped again without read-ahead, for reads of a few rows here and there (a search's
+        re-scoring); the same pages in memory, so warm it costs nothing, and cold a row costs one page."""
+        return self._embeddings(scattered=True)
+
+    def _embeddings(self, scattered: bool) -> np.ndarray:
         file = self.folder / EMBEDDINGS
         try:
-            matrix = np.load(file, mmap_mode="r")
+            matrix = npy.mapped(file, scattered)
         except (OSError, ValueError) as exc:
             raise CorruptIndexError(f"{file}: unreadable ({str(exc).strip()[:120]}); rebuild the index") from exc
         if matrix.shape != (self.rows, self.dimension):
             raise CorruptIndexError(f"{file}: shape {matrix.shape}, expected {(self.rows, self.dimension)}; "
                                     "rebuild the index")
-        return np.asarray(matrix)  # the mapped pages, as a plain array: numpy.memmap's Python hooks cost per slice
+        return matrix
 
     @cached_property
     def vectors(self):

@@ -22,6 +22,8 @@ from .bm25 import SegmentedBM25
 from .manifest import Manifest
 from .segment import Segment
 
+SCATTERED_ROWS = 1024  # picks up to this many rows read a page each, cold; longer ones are scans
+
 
 class DocumentRows(Protocol):
     """Documents by row: their ids in row order, some rows, or all in order."""
@@ -172,7 +174,7 @@ class Snapshot:
             if exclude is not None:
                 local_exclude = [None if x is None or not start <= x < stop else
                                  int(next(self.locate(np.asarray([x])))[2][0]) for x in exclude]
-            found = vec.shortlist(segment.vectors, segment.embeddings, queries, k, exclude=local_exclude, allowed=mask)
+            found = vec.shortlist(segment.vectors, segment.scattered, queries, k, exclude=local_exclude, allowed=mask)
             for q, hits in enumerate(found):
                 if hits:
                     live = self.to_live(s, np.asarray([r for r, _, _ in hits])).tolist()
@@ -202,7 +204,7 @@ class LiveMatrix:
     def __getitem__(self, key):
         snap = self.snapshot
         if snap.simple:
-            return snap.segments[0].embeddings[key]
+            return _mapping(snap.segments[0], key)[key]
         if isinstance(key, (int, np.integer)):
             return self[np.asarray([key])][0]
         rows = np.arange(len(self))[key] if isinstance(key, slice) else np.asarray(key)
@@ -210,7 +212,7 @@ class LiveMatrix:
             rows = np.flatnonzero(rows)
         out = np.empty((len(rows), self.shape[1]), dtype=np.float32)
         for s, positions, local in snap.locate(rows):
-            out[positions] = snap.segments[s].embeddings[local]
+            out[positions] = _mapping(snap.segments[s], local)[local]
         return out
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
@@ -219,6 +221,17 @@ class LiveMatrix:
         matrix = np.asarray(parts[0]) if len(parts) == 1 else np.concatenate(parts) if parts else \
             np.zeros(self.shape, np.float32)
         return matrix.astype(dtype, copy=False) if dtype is not None else matrix
+
+
+def _mapping(segment: Segment, key) -> np.ndarray:
+    """The segment's embeddings mapped for ``key``: without read-ahead for a few rows picked by index, with it
+    for slices, masks and longer picks, which read much of the file anyway."""
+    if isinstance(key, (int, np.integer)):
+        return segment.scattered
+    if isinstance(key, slice):
+        return segment.embeddings
+    key = np.asarray(key)
+    return segment.scattered if key.dtype != bool and key.size <= SCATTERED_ROWS else segment.embeddings
 
 
 class LiveDocuments:
