@@ -199,6 +199,33 @@ def test_a_shard_with_no_replica_that_answers_is_named_until_it_is_back(served, 
     assert [h["id"] for h in answer["hits"]] == [h.id for h in single.search(query, 10)]
 
 
+def test_topics_and_the_map_cover_every_shard_once_fitted_in_the_background(served, single):
+    """The first ``/topics`` asks for the cut's topics and answers 503 with Retry-After until they are fitted;
+    then every document of every shard is in a topic or unassigned, a paper's record names its topic, and the
+    map draws papers of both shards."""
+    client, cluster = served
+    got = client.get("/topics")
+    assert got.status_code == 503 and got.headers["Retry-After"] and "being computed" in got.text, got.text
+    deadline = time.time() + 300
+    while got.status_code == 503:
+        assert time.time() < deadline, got.text
+        time.sleep(2)
+        got = client.get("/topics")
+    body = got.json()
+    assert got.status_code == 200 and body["cut"] == cluster.cut.number, got.text
+    members = [m for t in body["topics"] for m in t["members"]] + body["unassigned"]
+    assert sorted(members) == sorted(single.documents.ids) and len(body["topics"]) >= 2
+    shard_of = {i: s.name for s in cluster.shards for i in s.index.documents.ids}
+    assert any(len({shard_of[m] for m in t["members"]}) == 2 for t in body["topics"])
+    topic = body["topics"][0]
+    paper = client.get(f"/documents/{topic['members'][0]}").json()
+    assert paper["topic"] == {"id": topic["id"], "label": topic["label"], "size": topic["size"]}
+    page = client.get("/map")
+    assert page.status_code == 200 and "2 shards" in page.text, page.text[:300]
+    assert {shard_of[m] for m in single.documents.ids if f"\"{m}\"" in page.text} == {"shard-000", "shard-001"}
+    assert client.get("/map", params={"level": 99}).status_code == 422
+
+
 def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
     """Last here: the cluster ends with the documents it started with."""
     client, cluster = served

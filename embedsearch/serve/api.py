@@ -77,9 +77,7 @@ class Service:
         return self.live.current
 
     def topic_of(self, doc_id: str) -> dict[str, Any] | None:
-        ready = self.topics.ready
-        found = ready.model.topic_of(doc_id) if ready is not None and doc_id in ready.model.row_of else None
-        return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
+        return self.topics.topic_of(doc_id)
 
 
 def one_query(q: str) -> str:

@@ -2,7 +2,8 @@
 query once, fans out through deployment handles (Ray Serve's model composition), merges as ``shards.merge``
 does and answers ``GET``/``POST /search``, ``GET``/``POST /similar``, ``GET /documents/{id}`` and ``GET /info``
 in the single-index server's shapes (with ``cut`` where one index says ``generation``). It serves the web page
-too (``serve.page.files``); topics and duplicate checks answer 501 naming the command that gives them. Started
+too (``serve.page.files``), and ``/topics`` and ``/map`` over every shard (``serve.cluster_topics``); duplicate
+checks answer 501 naming the command that gives them. Started
 writable with a token, ``POST /documents`` and ``DELETE /documents/{id}`` write each document to the shard its
 id routes to and publish the next cut (``Cluster.add``/``remove``), which the replicas read from their next
 call. A call that fails on a dead replica is sent again (Ray Serve routes it to a live one); a shard that
@@ -62,6 +63,8 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
     from fastapi import Depends, FastAPI, Query, Request  # routes are real annotations (no __future__ import): Ray Serve re-binds
     #                                     them where a string one such as "SimilarText" cannot be resolved
 
+    from fastapi.responses import HTMLResponse
+
     from .guard import authorised, install
     from .page import files
 
@@ -74,12 +77,6 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
         authorised(request, token, settings.writable)
 
     app.include_router(files())
-
-    @app.get("/map", include_in_schema=False)
-    @app.get("/topics")
-    def topics() -> None:
-        raise ApiError(501, "topics are not served by a cluster yet; fit and print them with "
-                            "`embedsearch cluster-topics --cluster DIR`")
 
     @app.get("/duplicates/of/{doc_id:path}")
     @app.post("/duplicates/check")
@@ -118,6 +115,14 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
         @app.get("/info")
         async def get_info(self) -> dict[str, Any]:
             return await self.info()
+
+        @app.get("/topics")
+        async def get_topics(self, level: int = Query(0, ge=0, le=20)) -> dict[str, Any]:
+            return await asyncio.to_thread(self.topics.json, level)
+
+        @app.get("/map", include_in_schema=False)
+        async def get_map(self, level: int = 0) -> HTMLResponse:
+            return HTMLResponse(await asyncio.to_thread(self.topics.map, level))
 
         @app.post("/documents", status_code=201, dependencies=[Depends(write)])
         async def post_documents(self, body: AddDocuments) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from ..shards.cluster import hits_of
 from ..shards.merge import depth, merge
 from ..store.fields import describe
 from .api import bands, hits_json, shown
+from .cluster_topics import ClusterTopics
 from .guard import ApiError
 from .schemas import AddDocuments
 from .settings import ClusterSettings
@@ -33,6 +34,7 @@ class Ingress:
         first = Shard(self.root / cuts.SHARDS / self.names[0])
         self.index, self.search_settings = first.index, first.settings
         self._described: tuple[int, list] = (-1, [])
+        self.topics = ClusterTopics(self.root)
 
     async def _call(self, shard: int, method: str, *args: Any) -> Any:
         """One shard's answer, or ``SILENT`` when it has no live replica that answers in time."""
@@ -134,7 +136,8 @@ class Ingress:
         if owner not in documents:
             raise ApiError(503, f"{self.names[owner]} stopped answering; try again shortly")
         doc = documents[owner][0]
-        return {**doc.to_record(), "cut": cut.number, **({"display": shown(doc)} if display else {})}
+        return {**doc.to_record(), "cut": cut.number, "topic": self.topics.state.topic_of(doc_id),
+                **({"display": shown(doc)} if display else {})}
 
     async def add(self, body: AddDocuments) -> dict[str, Any]:
         """Embed and add documents, each to its shard, as one new cut."""

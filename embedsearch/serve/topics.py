@@ -2,13 +2,16 @@
 saved (one worker fits, the others wait on a file lock and then read its result) and, after each new
 generation, carries the last fit over to the new documents (``topics.extend``: a neighbour vote, cheap).
 Until the first fit is ready, ``/topics`` and ``/map`` answer 503 saying so; afterwards they serve the
-newest model ready, naming the generation it belongs to."""
+newest model ready, naming the generation it belongs to. The cluster's ingress keeps its topics the same way,
+with its own fit (``serve.cluster_topics``)."""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..topics import TopicModel
 from .live import Served
@@ -23,20 +26,24 @@ class Ready:
 
 
 class TopicsState:
-    def __init__(self, enabled: bool = True):
+    """The newest topics ready, and one background thread bringing them up to what was last wanted:
+    ``fit(wanted)`` gives the ``Ready`` model (None where there is nothing to fit)."""
+
+    def __init__(self, enabled: bool = True, fit: Callable[[Any], Ready | None] | None = None):
         self.enabled = enabled
         self.ready: Ready | None = None
         self.failure: str | None = None
-        self._wanted: Served | None = None
+        self._fit = fit or _ready
+        self._wanted: Any = None
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="embedsearch-topics", daemon=True)
         self._started = False
 
-    def want(self, served: Served) -> None:
-        """Bring topics up to ``served``'s generation in the background (the latest wish wins)."""
+    def want(self, wanted: Any) -> None:
+        """Bring topics up to ``wanted`` (one index's ``Served``) in the background (the latest wish wins)."""
         if not self.enabled:
             return
-        self._wanted = served
+        self._wanted = wanted
         self._wake.set()
         if not self._started:
             self._started = True
@@ -55,19 +62,28 @@ class TopicsState:
             raise ApiError(503, "topics are being computed; try again in a minute", {"Retry-After": "30"})
         return self.ready
 
+    def topic_of(self, doc_id: str) -> dict[str, Any] | None:
+        """A document's topic in the newest model ready (None before one is, or for a newer document)."""
+        ready = self.ready
+        found = ready.model.topic_of(doc_id) if ready is not None and doc_id in ready.model.row_of else None
+        return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
+
     def _run(self) -> None:
         while True:
             self._wake.wait()
             self._wake.clear()
-            served, self._wanted = self._wanted, None
-            if served is None or len(served.index) == 0:
+            wanted, self._wanted = self._wanted, None
+            if wanted is None:
                 continue
             try:
-                model = _fit(served)
-                self.ready, self.failure = Ready(model, served.index.generation), None
+                self.ready, self.failure = self._fit(wanted) or self.ready, None
             except Exception as exc:  # the service keeps serving search and dedup without topics
-                log.warning("topics for generation %s failed: %s", served.index.generation, exc)
+                log.warning("topics failed: %s", exc)
                 self.failure = " ".join(str(exc).split())
+
+
+def _ready(served: Served) -> Ready | None:
+    return None if len(served.index) == 0 else Ready(_fit(served), served.index.generation)
 
 
 def _fit(served: Served) -> TopicModel:

@@ -53,11 +53,12 @@ class Cluster:
             raise ModelMismatchError(f"{root}: its shards were built with different models; rebuild the cluster")
 
     @classmethod
-    def open(cls, path: str | Path) -> Cluster:
-        """The newest cut of the cluster at ``path``, every shard at the generation it names."""
+    def open(cls, path: str | Path, cut: int | None = None) -> Cluster:
+        """Cut number ``cut`` (the newest by default) of the cluster at ``path``, every shard at the generation
+        it names."""
         root = Path(path)
         names = cuts.shard_names(root)
-        cut = cuts.newest(root)
+        cut = cuts.newest(root) if cut is None else cuts.read(root, cut)
         return cls(root, cut, [Shard(root / cuts.SHARDS / n, g) for n, g in zip(names, cut.generations)])
 
     @classmethod

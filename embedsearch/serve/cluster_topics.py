@@ -1,0 +1,92 @@
+"""Topics on the cluster's ingress: ``/topics`` and ``/map`` over every shard, as one index's server gives
+them. The first request for a cut asks for its topics (``Cluster.topics``: a sample fitted across the
+shards, the rest assigned shard by shard), fitted in a child process that saves them in the cluster's
+``topics/`` folder; until they are ready the answer is 503 with ``Retry-After``, and after a write the
+newest model ready is served (naming its ``cut``) while the next cut's is fitted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..corpus import Document
+from ..shards import Cluster
+from ..shards import cut as cuts
+from .topics import Ready, TopicsState
+
+FIT = "import sys; from embedsearch.shards import Cluster; Cluster.open(sys.argv[1], int(sys.argv[2])).topics()"
+
+
+class ClusterTopics:
+    """The ingress's topics: the newest model ready and its rendered maps."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.state = TopicsState(fit=self._fit)
+        self._maps: dict[tuple[int, int], str] = {}
+
+    def require(self) -> Ready:
+        """The newest model ready (or the API's 503), after asking for the newest cut's."""
+        newest = cuts.newest(self.root).number
+        if self.state.ready is None or self.state.ready.generation != newest:
+            self.state.want(newest)
+        return self.state.require()
+
+    def json(self, level: int) -> dict[str, Any]:
+        ready = self.require()
+        return {**ready.model.to_json(level), "cut": ready.generation}
+
+    def map(self, level: int) -> str:
+        """The map page of the newest model ready; its search box asks the ingress's ``/search``."""
+        from ..topics.maps import render_html
+        from .guard import ApiError
+
+        ready = self.require()
+        model = ready.model
+        if not 0 <= level < len(model.levels):
+            raise ApiError(422, f"level {level} does not exist; this map has levels 0 to {len(model.levels) - 1}")
+        key = (ready.generation, level)
+        if key not in self._maps:
+            cluster = Cluster.open(self.root, ready.generation)
+            title = f"{cluster.shards[0].index.name}: {len(model.ids)} papers in {len(cluster.shards)} shards, " \
+                    f"{len(model.topics(level))} topics"
+            self._maps = {key: render_html(model, Rows(cluster), title, level, plotly_src="/static/plotly.min.js",
+                                           search_api="/search")}
+        return self._maps[key]
+
+    def _fit(self, cut: int) -> Ready:
+        """Fit (or find saved) in a child process, which frees UMAP's and numba's memory when it ends, then
+        read the saved model here."""
+        from filelock import FileLock
+
+        folder = self.root / "topics"
+        folder.mkdir(exist_ok=True)
+        with FileLock(str(folder / ".fit.lock")):
+            done = subprocess.run([sys.executable, "-c", FIT, str(self.root), str(cut)], capture_output=True,
+                                  text=True)
+        if done.returncode != 0:
+            lines = done.stderr.strip().splitlines()
+            raise RuntimeError(lines[-1] if lines else f"the fit ended with exit status {done.returncode}")
+        return Ready(Cluster.open(self.root, cut).topics(), cut)
+
+
+class Rows:
+    """A cluster's documents by the row its topics give them: shard after shard, each in its own row order."""
+
+    def __init__(self, cluster: Cluster):
+        self.shards = cluster.shards
+        self.offsets = np.cumsum([0] + [len(s.index) for s in cluster.shards])
+
+    def get(self, rows: list[int]) -> list[Document]:
+        rows_of = np.asarray(rows, dtype=np.int64)
+        shard_of = np.searchsorted(self.offsets, rows_of, side="right") - 1
+        out: list[Document | None] = [None] * len(rows)
+        for s in np.unique(shard_of).tolist():
+            chosen = np.flatnonzero(shard_of == s)
+            for i, doc in zip(chosen.tolist(), self.shards[s].documents((rows_of[chosen] - self.offsets[s]).tolist())):
+                out[i] = doc
+        return out  # type: ignore[return-value]
