@@ -4,6 +4,7 @@ over two shards; topics fitted on a sample drawn across the shards and assigned 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from embedsearch.shards import Cluster, owner
 from embedsearch.topics import TopicSettings
@@ -28,6 +29,31 @@ def test_duplicates_across_shards_are_those_of_one_index(planted, tmp_path):
     few = {"neighbours": 2, "floor": 0.3}  # where each document's neighbour list, not the floor, decides
     pairs = [{frozenset((c.a, c.b)) for c in r.candidates} for r in (cluster.duplicates(**few), index.duplicates(**few))]
     assert pairs[0] == pairs[1] and len(pairs[0]) > len(index) // 2
+
+
+def test_one_papers_duplicates_and_new_abstracts_checked_across_shards_are_one_indexs(planted, tmp_path):
+    """``duplicates(of=)`` and ``check_duplicates`` over three shards give one index's pairs, with the planted
+    copies that the id hash put in other shards than their originals."""
+    from embedsearch import Document
+    from embedsearch.errors import UnknownIdError
+
+    index, ids, base = planted
+    cluster = Cluster.split(index, tmp_path / "c", 3)
+    for of in ([ids["b"]], ["dup-exact"], [ids["c"], bundled := index.documents.ids[7]]):
+        expected, got = index.duplicates(of=of), cluster.duplicates(of=of)
+        assert evidence(got) == evidence(expected) and set(got.ids) == set(of), of
+    assert {frozenset((p.a, p.b)) for p in cluster.duplicates(of=[ids["b"]]).pairs} == \
+        {frozenset((ids["b"], "dup-numbers")), frozenset((ids["b"], "dup-drop"))}
+    assert not cluster.duplicates(of=[bundled]).pairs
+    with pytest.raises(UnknownIdError, match="nope"):
+        cluster.duplicates(of=["nope"])
+    new = [Document("new-1", base[ids["c"]].text.replace(" the ", " this ")), Document("new-2", base[ids["a"]].text),
+           Document("new-3", "An abstract about nothing in this corpus: sourdough starters and their microbes.")]
+    expected, got = index.check_duplicates(new), cluster.check_duplicates(new)
+    assert evidence(got) == evidence(expected) and len({p.a for p in got.pairs}) == 2
+    assert ("new-2", ids["a"]) in {(p.a, p.b) for p in got.pairs}
+    straddle = {p.b for p in got.pairs} | {p.a for p in cluster.duplicates(of=[ids["b"]]).pairs}
+    assert len({owner(i, 3) for i in straddle}) >= 2, "the pairs must straddle shards for this test to mean anything"
 
 
 def test_topics_are_fitted_on_a_sample_across_shards_and_assigned_in_each(latent_topics, tmp_path):

@@ -148,12 +148,25 @@ class Cluster:
         return fit(self.root, self.cut.number, [s.index.snapshot for s in self.shards], self.encode,
                    replace(settings or TopicSettings(), **overrides), map_jobs)
 
-    def duplicates(self, settings: DedupSettings | None = None, **overrides: Any) -> DuplicateReport:
-        """Near-duplicate groups over every shard, a pair split over two shards found as within one
-        (``shards.duplicates``)."""
+    def duplicates(self, settings: DedupSettings | None = None, of: Sequence[str] | None = None,
+                   **overrides: Any) -> DuplicateReport:
+        """Near-duplicate groups over every shard (only those involving the ids ``of``), a pair split over two
+        shards found as within one (``shards.duplicates``)."""
         from .duplicates import find
 
-        return find([s.index.snapshot for s in self.shards], replace(settings or DedupSettings(), **overrides))
+        return find([s.index.snapshot for s in self.shards], replace(settings or DedupSettings(), **overrides), of)
+
+    def check_duplicates(self, documents: Sequence[Document], settings: DedupSettings | None = None,
+                         **overrides: Any) -> DuplicateReport:
+        """Each new abstract's matches over every shard, as ``Index.check_duplicates`` judges them; nothing
+        is added."""
+        from ..dedup.pending import Pending
+        from .duplicates import against
+
+        documents = list(documents)
+        check_unique(documents)
+        new = Pending(documents, self.encode([d.embed_text for d in documents]))
+        return against(new, [s.index.snapshot for s in self.shards], replace(settings or DedupSettings(), **overrides))
 
     def add(self, documents: Iterable[Document], wait: bool | float = True) -> Cluster:
         """Embed and add ``documents``, each to the shard its id routes to, then publish the next cut."""

@@ -3,7 +3,8 @@ union of every shard's answer (its own shard's, the others'), which is what one 
 documents gives; identical texts are matched across shards by hash; every pair is judged with the same
 evidence as inside one index. So a duplicate whose two records the id hash sent to different shards is
 found as if they shared one. Records are ordered by shard, then row: a group keeps its first record in
-that order."""
+that order. ``of`` limits the search to some documents' groups, and ``against`` judges new abstracts
+against every shard, as one index's ``duplicates(of=)`` and ``check_duplicates`` do."""
 
 from __future__ import annotations
 
@@ -15,20 +16,26 @@ import numpy as np
 from ..dedup import DedupSettings, DuplicateReport
 from ..dedup.candidates import score
 from ..dedup.evidence import text_hash
+from ..dedup.pending import Pending, exact_row
+from ..errors import UnknownIdError
 from ..store import vectors as vec
 from ..store.snapshot import Snapshot
+from .cut import owner
 
 _BLOCK = 2048
 
 
-def find(snapshots: Sequence[Snapshot], settings: DedupSettings) -> DuplicateReport:
-    """Duplicate groups over every shard's live documents (``snapshots``, one per shard, at one cut)."""
+def find(snapshots: Sequence[Snapshot], settings: DedupSettings, of: Sequence[str] | None = None) -> DuplicateReport:
+    """Duplicate groups over every shard's live documents (``snapshots``, one per shard, at one cut); with
+    ``of``, only those involving these ids (their neighbours are searched, not every document's)."""
     offsets = np.concatenate([[0], np.cumsum([len(s) for s in snapshots])]).astype(np.int64)
+    ids = [i for snapshot in snapshots for i in snapshot.documents.ids]
+    rows = None if of is None else _rows_of(snapshots, offsets, of)
     pairs: dict[tuple[int, int], float] = {}
-    for row, other, cosine in _neighbours(snapshots, offsets, settings):
+    for row, other, cosine in _neighbours(snapshots, offsets, settings, rows):
         pairs[(min(row, other), max(row, other))] = cosine
     first: dict[bytes, int] = {}
-    for s, snapshot in enumerate(snapshots):
+    for s, snapshot in enumerate(snapshots if rows is None else ()):  # with ``of``, copies are nearest neighbours
         for local, doc in enumerate(snapshot.documents):
             row = int(offsets[s]) + local
             seen = first.setdefault(text_hash(doc.text), row)
@@ -45,26 +52,71 @@ def find(snapshots: Sequence[Snapshot], settings: DedupSettings) -> DuplicateRep
         for c in score(local, docs_a, docs_b, settings, (0, 0)):
             candidates.append(replace(c, a_order=(0, int(offsets[sa]) + c.a_order[1]),
                                       b_order=(0, int(offsets[sb]) + c.b_order[1])))
-    ids = [i for snapshot in snapshots for i in snapshot.documents.ids]
-    return DuplicateReport.from_candidates(candidates, settings, ids)
+    return DuplicateReport.from_candidates(candidates, settings, ids if of is None else list(of))
 
 
-def _neighbours(snapshots: Sequence[Snapshot], offsets: np.ndarray,
-                settings: DedupSettings) -> Iterator[tuple[int, int, float]]:
-    """``(row, other, cosine)`` in cluster rows: each row's ``neighbours`` nearest over all shards, at ``floor``
-    or above."""
-    k = settings.neighbours
+def against(new: Pending, snapshots: Sequence[Snapshot], settings: DedupSettings) -> DuplicateReport:
+    """Each new abstract's matches over every shard, as ``Index.check_duplicates`` judges them in one index:
+    its nearest neighbours are the best of every shard's shortlist, an exact copy is found by hash in each."""
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in snapshots])]).astype(np.int64)
+    pairs: dict[tuple[int, int], float] = {}
+    for start in range(0, len(new.documents), _BLOCK):
+        queries = new.embeddings[start:start + _BLOCK]
+        for q, hits in enumerate(_best(snapshots, offsets, queries, settings.neighbours)):
+            pairs.update(((start + q, other), cosine) for other, _, cosine in hits if cosine >= settings.floor)
+    for q, doc in enumerate(new.documents):
+        for t, snapshot in enumerate(snapshots):
+            match = exact_row(snapshot, doc.text)
+            if match is not None:
+                row = int(offsets[t]) + match
+                pairs.setdefault((q, row), float(np.dot(new.embeddings[q], _vector(snapshots, offsets, row))))
+                break
+    by_shard: dict[int, dict[tuple[int, int], float]] = {}
+    for (q, row), cosine in pairs.items():
+        s = _shard(offsets, row)
+        by_shard.setdefault(s, {})[(q, row - int(offsets[s]))] = cosine
+    candidates = [replace(c, b_order=(0, int(offsets[s]) + c.b_order[1]))
+                  for s, local in sorted(by_shard.items())
+                  for c in score(local, new.documents, snapshots[s].documents, settings, (1, 0))]
+    return DuplicateReport.from_candidates(candidates, settings, new.documents.ids)
+
+
+def _rows_of(snapshots: Sequence[Snapshot], offsets: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+    """The cluster rows of ``ids`` (each looked up in the shard its id routes to)."""
+    rows = []
+    for doc_id in ids:
+        s = owner(doc_id, len(snapshots))
+        local = snapshots[s].documents.row_of.get(doc_id)
+        if local is None:
+            raise UnknownIdError(f"no document with id {doc_id[:200]!r} in the cluster")
+        rows.append(int(offsets[s]) + local)
+    return np.asarray(rows, dtype=np.int64)
+
+
+def _best(snapshots: Sequence[Snapshot], offsets: np.ndarray, queries: np.ndarray, k: int,
+          own: tuple[int, list[int]] | None = None) -> list[list[vec.Shortlisted]]:
+    """Per query, the ``k`` best over every shard's shortlist, keyed by cluster row (``vectors.best``: one
+    index's answer); ``own`` is the queries' shard and rows there, each left out of its own answer."""
+    found: list[list[vec.Shortlisted]] = [[] for _ in range(len(queries))]
+    for t, other in enumerate(snapshots):
+        exclude = own[1] if own is not None and own[0] == t else None
+        for hits, answer in zip(found, other.shortlist(queries, k, exclude=exclude)):
+            hits.extend((int(offsets[t]) + row, approximate, cosine) for row, approximate, cosine in answer)
+    return [vec.best(hits, k) for hits in found]
+
+
+def _neighbours(snapshots: Sequence[Snapshot], offsets: np.ndarray, settings: DedupSettings,
+                rows: np.ndarray | None = None) -> Iterator[tuple[int, int, float]]:
+    """``(row, other, cosine)`` in cluster rows: each row's (each of ``rows``') ``neighbours`` nearest over all
+    shards, at ``floor`` or above."""
     for s, snapshot in enumerate(snapshots):
-        for start in range(0, len(snapshot), _BLOCK):
-            block = list(range(start, min(start + _BLOCK, len(snapshot))))
+        mine = np.arange(len(snapshot)) if rows is None else \
+            np.sort(rows[(rows >= offsets[s]) & (rows < offsets[s + 1])] - offsets[s])
+        for start in range(0, len(mine), _BLOCK):
+            block = mine[start:start + _BLOCK].tolist()
             queries = np.asarray(snapshot.embeddings[block], dtype=np.float32)
-            found: list[list[vec.Shortlisted]] = [[] for _ in block]
-            for t, other in enumerate(snapshots):
-                answers = other.shortlist(queries, k, exclude=block if t == s else None)
-                for hits, answer in zip(found, answers):
-                    hits.extend((int(offsets[t]) + row, approximate, cosine) for row, approximate, cosine in answer)
-            for local, hits in zip(block, found):
-                for other, _, cosine in vec.best(hits, k):
+            for local, hits in zip(block, _best(snapshots, offsets, queries, settings.neighbours, (s, block))):
+                for other, _, cosine in hits:
                     if cosine >= settings.floor:
                         yield int(offsets[s]) + local, other, cosine
 
