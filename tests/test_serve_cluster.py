@@ -17,6 +17,7 @@ import httpx
 import pytest
 from test_shards import same
 
+from embedsearch import Document
 from embedsearch.shards import Cluster, owner
 
 pytestmark = pytest.mark.xdist_group("ray")
@@ -226,6 +227,41 @@ def test_topics_and_the_map_cover_every_shard_once_fitted_in_the_background(serv
     assert client.get("/map", params={"level": 99}).status_code == 422
 
 
+def pairs_of(report: dict) -> set[tuple[str, str, str]]:
+    return {(p["a"], p["b"], p["verdict"]) for g in report["groups"] for p in g["pairs"]}
+
+
+def test_duplicate_checks_on_the_ingress_judge_every_shard(served, single, scifact_sample):
+    """A copy of a paper of either shard is flagged as the cluster judges it in process (JSON, displayed, and
+    CSV for an uploaded file); a paper's own near-duplicates are one index's; an add that checks for
+    duplicates is refused (409) and changes nothing."""
+    client, cluster = served
+    docs, _ = scifact_sample
+    by_shard = {owner(d.id, 2): d for d in docs[:20]}
+    assert len(by_shard) == 2
+    for copied in by_shard.values():
+        got = client.post("/duplicates/check", json={"text": copied.text, "display": True})
+        assert got.status_code == 200, got.text
+        body = got.json()
+        expected = Cluster.open(cluster.root).check_duplicates([Document("new", copied.text)]).to_json()
+        assert pairs_of(body) == pairs_of(expected) and ("new", copied.id) in {(a, b) for a, b, _ in pairs_of(body)}
+        assert body["cut"] == Cluster.open(cluster.root).cut.number
+        assert copied.text[:40] in body["groups"][0]["pairs"][0]["display"]["b"]
+    paper = docs[3]
+    of = client.get(f"/duplicates/of/{paper.id}")
+    assert of.status_code == 200 and pairs_of(of.json()) == pairs_of(single.duplicates(of=[paper.id]).to_json())
+    assert client.get("/duplicates/of/nope").status_code == 404
+    upload = "\n".join(json.dumps({"id": f"up-{d.id}", "text": d.text}) for d in by_shard.values())
+    csv = client.post("/duplicates/check-file", params={"name": "batch.jsonl"}, content=upload)
+    assert csv.status_code == 200 and csv.headers["X-Judged"] == "2", csv.text
+    assert all(f"up-{d.id}" in csv.text and d.id in csv.text for d in by_shard.values())
+    before = client.get("/info").json()
+    refused = client.post("/documents", headers={"Authorization": f"Bearer {TOKEN}"},
+                          json={"documents": [{"id": "copy-1", "text": paper.text}], "check_duplicates": True})
+    assert refused.status_code == 409 and "nothing was added" in refused.text, refused.text
+    assert client.get("/info").json()["cut"] == before["cut"]
+
+
 def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
     """Last here: the cluster ends with the documents it started with."""
     client, cluster = served
@@ -254,7 +290,7 @@ def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
 def test_the_web_page_searches_the_cluster_and_shows_a_paper_with_its_similar_papers(served, single, scifact_sample,
                                                                                         browser):
     """The single-index page on the ingress: a search lists the cluster's answer; a paper's own page shows it,
-    its similar papers from every shard, and says near-duplicate checks are not served here (the paper stays)."""
+    its similar papers from every shard, and its near-duplicates over every shard (none here)."""
     from urllib.parse import quote
 
     client, cluster = served
@@ -274,7 +310,8 @@ def test_the_web_page_searches_the_cluster_and_shows_a_paper_with_its_similar_pa
         page.goto(url + f"/paper/{quote(paper.id, safe='')}")
         page.wait_for_function("document.querySelectorAll('#paper .similar > li .id').length === 5")
         assert page.locator("#paper .similar > li .id").all_inner_texts() == [h.id for h in single.similar(paper.id, 5)]
-        page.wait_for_function("document.querySelector('#paper .paper-duplicates').textContent.includes('cluster-dedup')")
+        page.wait_for_function("document.querySelector('#paper .paper-duplicates').textContent.includes('None: no other')")
+        assert not single.duplicates(of=[paper.id]).pairs
         assert paper.text[:60] in page.locator("#paper .abstract").inner_text()
     finally:
         page.close()

@@ -41,13 +41,18 @@ def screen(documents: Sequence[Document], embeddings: np.ndarray, reference: Sna
     ids = new.documents.ids
     report = (find_duplicates_against(new, reference, settings) if len(reference)
               else DuplicateReport(settings, (), (), tuple(ids)))
+    return report, decide(report, ids, on_duplicate)
+
+
+def decide(report: DuplicateReport, ids: Sequence[str], on_duplicate: str) -> np.ndarray:
+    """Which of the new abstracts ``ids`` that ``report`` judged to add, by ``on_duplicate`` (see ``screen``)."""
     flagged = {p.a for p in report.pairs}
     if flagged and on_duplicate == "refuse":
         first = report.pairs[0]
         raise DuplicateError(f"{len(flagged)} of the {len(ids)} new abstracts duplicate indexed ones ({first.a!r} is "
                              f"{first.verdict} to {first.b!r}, cosine {first.cosine:.3f}); nothing was added: skip "
                              "the duplicates or add them anyway (on_duplicate skip or add)", report)
-    return report, np.array([on_duplicate == "add" or i not in flagged for i in ids], dtype=bool)
+    return np.array([on_duplicate == "add" or i not in flagged for i in ids], dtype=bool)
 
 
 def judge(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = local_map,
@@ -72,4 +77,4 @@ def judge(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = loc
 
 
 __all__ = ["Candidate", "DedupSettings", "DuplicateGroup", "DuplicatePair", "DuplicateReport", "ON_DUPLICATE",
-           "find_duplicates", "find_duplicates_against", "judge", "screen"]
+           "decide", "find_duplicates", "find_duplicates_against", "judge", "screen"]

@@ -2,8 +2,9 @@
 query once, fans out through deployment handles (Ray Serve's model composition), merges as ``shards.merge``
 does and answers ``GET``/``POST /search``, ``GET``/``POST /similar``, ``GET /documents/{id}`` and ``GET /info``
 in the single-index server's shapes (with ``cut`` where one index says ``generation``). It serves the web page
-too (``serve.page.files``), and ``/topics`` and ``/map`` over every shard (``serve.cluster_topics``); duplicate
-checks answer 501 naming the command that gives them. Started
+too (``serve.page.files``), ``/topics`` and ``/map`` over every shard (``serve.cluster_topics``) and the
+duplicate checks (``/duplicates/of/{id}``, ``/duplicates/check``, ``/duplicates/check-file``) over every
+shard, judged in the ingress from the shard folders (``Cluster.duplicates``, ``Cluster.check_duplicates``). Started
 writable with a token, ``POST /documents`` and ``DELETE /documents/{id}`` write each document to the shard its
 id routes to and publish the next cut (``Cluster.add``/``remove``), which the replicas read from their next
 call. A call that fails on a dead replica is sent again (Ray Serve routes it to a live one); a shard that
@@ -18,9 +19,8 @@ from typing import Any
 from ..errors import require
 from ..shards import Shard
 from ..shards import cut as cuts
-from .guard import ApiError
 from .ingress import Ingress
-from .schemas import AddDocuments, SearchBatch, SimilarText
+from .schemas import AddDocuments, DuplicateCheck, SearchBatch, SimilarText
 from .settings import ClusterSettings
 
 
@@ -78,13 +78,6 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
 
     app.include_router(files())
 
-    @app.get("/duplicates/of/{doc_id:path}")
-    @app.post("/duplicates/check")
-    @app.post("/duplicates/check-file")
-    def duplicates() -> None:
-        raise ApiError(501, "near-duplicate checks are not served by a cluster yet; find them with "
-                            "`embedsearch cluster-dedup --cluster DIR`")
-
     @serve.deployment(name="ingress", ray_actor_options={"num_cpus": settings.cpus})
     @serve.ingress(app)
     class Front(Ingress):
@@ -115,6 +108,19 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
         @app.get("/info")
         async def get_info(self) -> dict[str, Any]:
             return await self.info()
+
+        @app.get("/duplicates/of/{doc_id:path}")
+        async def get_duplicates_of(self, doc_id: str, display: bool = False) -> dict[str, Any]:
+            return await self.duplicates_of(doc_id, display)
+
+        @app.post("/duplicates/check")
+        async def post_duplicates_check(self, body: DuplicateCheck) -> dict[str, Any]:
+            return await self.check_duplicates(body.documents(), body.display, **body.overrides())
+
+        @app.post("/duplicates/check-file")
+        async def post_duplicates_check_file(self, request: Request,
+                                             name: str = Query(..., max_length=200)) -> Any:
+            return await self.check_file(await request.body(), name)
 
         @app.get("/topics")
         async def get_topics(self, level: int = Query(0, ge=0, le=20)) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from fastapi.responses import PlainTextResponse
 
 from ..corpus import Document
 from ..corpus.readable import readable
+from ..dedup import DuplicateReport
 from ..errors import EmbedsearchError
 from ..index import Index
 from .api import DISPLAY, Service, only, shown
@@ -33,7 +35,7 @@ def router(service: Service) -> APIRouter:
         served = service.current()
         report = served.index.check_duplicates(documents, **body.overrides())
         out = {**report.to_json(), "generation": served.index.generation}
-        return with_display(out, {d.id: d for d in documents}, served.index) if body.display else out
+        return with_display(out, {d.id: d for d in documents}, by_id(served.index)) if body.display else out
 
     @api.get("/duplicates/of/{doc_id:path}", dependencies=[only("display")], response_model=DuplicatesOut, response_model_exclude_unset=True,
              responses=errors(404))
@@ -43,7 +45,7 @@ def router(service: Service) -> APIRouter:
         if doc_id not in served.index.documents.row_of:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}")
         out = {**served.index.duplicates(of=[doc_id]).to_json(), "generation": served.index.generation}
-        return with_display(out, None, served.index) if display else out
+        return with_display(out, None, by_id(served.index)) if display else out
 
     @api.post("/duplicates/check-file", dependencies=[only("name")],
               responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}},
@@ -56,12 +58,7 @@ def router(service: Service) -> APIRouter:
         --csv`` judges them: a CSV report of every flagged pair; ``X-Judged`` says how many were read."""
         documents = read_upload(body, name)
         served = service.current()
-        report = served.index.check_duplicates(documents)
-        out = io.StringIO()
-        report.write_csv(out)
-        return PlainTextResponse(out.getvalue(), media_type="text/csv",
-                                 headers={"X-Judged": str(len(documents)),
-                                          "Content-Disposition": "attachment; filename=duplicates.csv"})
+        return csv_report(served.index.check_duplicates(documents), len(documents))
 
     return api
 
@@ -89,14 +86,23 @@ def read_upload(body: bytes, name: str) -> list[Document]:
     return documents
 
 
-def with_display(out: dict[str, Any], new: dict[str, Document] | None, index: Index) -> dict[str, Any]:
-    """A duplicate report's pairs with both texts and the passages rendered for reading; side ``a`` is ``new``
-    (abstracts being checked) or, without it, the index itself."""
+def by_id(index: Index) -> Callable[[str], Document]:
     docs = index.documents
+    return lambda doc_id: docs.get([docs.row_of[doc_id]])[0]
 
-    def indexed(doc_id: str) -> Document:
-        return docs.get([docs.row_of[doc_id]])[0]
 
+def csv_report(report: DuplicateReport, judged: int) -> PlainTextResponse:
+    """A report as ``dedup --csv`` writes it, ``X-Judged`` saying how many abstracts were read."""
+    out = io.StringIO()
+    report.write_csv(out)
+    return PlainTextResponse(out.getvalue(), media_type="text/csv",
+                             headers={"X-Judged": str(judged), "Content-Disposition": "attachment; filename=duplicates.csv"})
+
+
+def with_display(out: dict[str, Any], new: dict[str, Document] | None,
+                 indexed: Callable[[str], Document]) -> dict[str, Any]:
+    """A duplicate report's pairs with both texts and the passages rendered for reading; side ``a`` is ``new``
+    (abstracts being checked) or, without it, a document ``indexed`` gives by id, as side ``b`` always is."""
     for group in out["groups"]:
         for pair in group["pairs"]:
             pair["display"] = {"a": shown(new[pair["a"]] if new is not None else indexed(pair["a"]))["text"],

@@ -8,6 +8,8 @@ from functools import reduce
 from pathlib import Path
 from typing import Any
 
+from ..corpus import Document
+from ..dedup import decide
 from ..errors import IdConflictError, InputError, UnknownIdError
 from ..retrieval.search import MODES, check_k, check_query
 from ..shards import Cluster, Shard
@@ -17,6 +19,7 @@ from ..shards.merge import depth, merge
 from ..store.fields import describe
 from .api import bands, hits_json, shown
 from .cluster_topics import ClusterTopics
+from .duplicates import csv_report, read_upload, with_display
 from .guard import ApiError
 from .schemas import AddDocuments
 from .settings import ClusterSettings
@@ -139,14 +142,44 @@ class Ingress:
         return {**doc.to_record(), "cut": cut.number, "topic": self.topics.state.topic_of(doc_id),
                 **({"display": shown(doc)} if display else {})}
 
+    async def duplicates_of(self, doc_id: str, display: bool = False) -> dict[str, Any]:
+        """A paper's near-duplicates among every shard's papers (``Cluster.duplicates(of=)``, read from the
+        shard folders in this process, not through the replicas)."""
+        def judge() -> dict[str, Any]:
+            cluster = Cluster.open(self.root)
+            out = {**cluster.duplicates(of=[doc_id]).to_json(), "cut": cluster.cut.number}
+            return with_display(out, None, cluster.document) if display else out
+
+        return await asyncio.to_thread(judge)
+
+    async def check_duplicates(self, documents: list[Document], display: bool = False,
+                               **overrides: Any) -> dict[str, Any]:
+        """New abstracts judged against every shard (``Cluster.check_duplicates``); nothing is added."""
+        def judge() -> dict[str, Any]:
+            cluster = Cluster.open(self.root)
+            out = {**cluster.check_duplicates(documents, **overrides).to_json(), "cut": cluster.cut.number}
+            return with_display(out, {d.id: d for d in documents}, cluster.document) if display else out
+
+        return await asyncio.to_thread(judge)
+
+    async def check_file(self, body: bytes, name: str) -> Any:
+        """An uploaded batch judged against every shard, as a CSV report (as ``dedup --against --csv``)."""
+        documents = read_upload(body, name)
+        report = await asyncio.to_thread(lambda: Cluster.open(self.root).check_duplicates(documents))
+        return csv_report(report, len(documents))
+
     async def add(self, body: AddDocuments) -> dict[str, Any]:
         """Embed and add documents, each to its shard, as one new cut."""
-        if body.check_duplicates:
-            raise InputError("check_duplicates is not served by a cluster yet; run `embedsearch cluster-dedup` "
-                             "after adding")
         documents = [d.document(n) for n, d in enumerate(body.documents)]
-        cluster = await asyncio.to_thread(self._write, "add", documents)
-        return {"added": len(documents), "cut": cluster.cut.number, "documents": len(cluster), "skipped": []}
+        report = None
+        if body.check_duplicates:  # judged, then added: a concurrent add of the same abstract is not seen
+            report = await asyncio.to_thread(lambda: Cluster.open(self.root).check_duplicates(documents))
+            keep = decide(report, [d.id for d in documents], body.on_duplicate)
+            documents = [d for d, kept in zip(documents, keep.tolist()) if kept]
+        skipped = sorted({p.a for p in report.pairs}) if report is not None and body.on_duplicate == "skip" else []
+        cluster = await asyncio.to_thread(self._write, "add", documents) if documents else Cluster.open(self.root)
+        return {"added": len(documents), "cut": cluster.cut.number, "documents": len(cluster), "skipped": skipped,
+                **({"duplicates": report.to_json()} if report is not None else {})}
 
     async def remove(self, doc_id: str) -> dict[str, Any]:
         cluster = await asyncio.to_thread(self._write, "remove", [doc_id])
