@@ -263,7 +263,7 @@ def test_duplicate_checks_on_the_ingress_judge_every_shard(served, single, scifa
 
 
 def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
-    """Last here: the cluster ends with the documents it started with."""
+    """Last here: the cluster ends with the documents it started with, compacted."""
     client, cluster = served
     new = {"id": "http-new-1", "text": "Zebrafish fin regeneration needs osteoblast dedifferentiation signals."}
     auth = {"Authorization": f"Bearer {TOKEN}"}
@@ -285,6 +285,13 @@ def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
     assert removed.status_code == 200 and removed.json()["documents"] == before["documents"], removed.text
     assert new["id"] not in {h["id"] for h in client.get("/search", params=query).json()["hits"]}
     assert client.delete(f"/documents/{new['id']}", headers=auth).status_code == 404
+    assert client.post("/compact").status_code == 403
+    compacted = client.post("/compact", headers=auth)
+    assert compacted.status_code == 200, compacted.text
+    assert compacted.json() == {"cut": before["cut"] + 3, "documents": before["documents"],
+                                "segments": {"shard-000": 1, "shard-001": 1}}
+    assert same(Answer(client.get("/search", params={**query, "mode": "hybrid"}).json()),
+                Cluster.open(cluster.root).search(query["q"], 3, mode="hybrid").hits)
 
 
 def test_the_web_page_searches_the_cluster_and_shows_a_paper_with_its_similar_papers(served, single, scifact_sample,

@@ -101,6 +101,29 @@ def test_writes_go_to_the_owning_shard_and_each_commit_is_a_new_cut(cluster, sin
     assert latest["generations"] == [s.generation for s in Cluster.open(cluster.root).shards]
 
 
+def test_compacting_a_cluster_merges_every_shard_as_one_new_cut(cluster, single, scifact_sample):
+    """After adds and removes, ``compact`` leaves one segment and no deleted rows in each shard, publishes one
+    cut naming them, and answers as before; the CLI does the same."""
+    from conftest import run_cli
+
+    docs, queries = scifact_sample
+    cluster.add([Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")])
+    cluster.remove([docs[0].id, docs[1].id, docs[2].id])
+    before = cluster.cut.number
+    answers = {mode: cluster.search(queries[4], 10, mode=mode).hits for mode in ("hybrid", "dense", "lexical")}
+    assert any(len(s.index.snapshot.segments) > 1 for s in cluster.shards)
+    cluster.compact()
+    assert cluster.cut.number == before + 1 and len(cluster) == len(single) - 2
+    for shard in cluster.shards:
+        assert len(shard.index.snapshot.segments) == 1 and all(m is None for m in shard.index.snapshot.live)
+    assert list(json.loads((cluster.root / "cuts" / f"{cluster.cut.number}.json").read_text())["generations"]) == \
+        [s.generation for s in cluster.shards]
+    for mode, hits in answers.items():
+        assert same(cluster.search(queries[4], 10, mode=mode), hits), mode
+    done = run_cli("cluster-compact", "--cluster", str(cluster.root), check=True)
+    assert f"cut {before + 2}" in done.stdout and Cluster.open(cluster.root).cut.number == before + 2
+
+
 def test_too_many_shards_and_an_existing_folder_are_refused(single, tmp_path):
     small = Index.from_embeddings(list(single.documents)[:2], np.asarray(single.embeddings[[0, 1]]),
                                   tmp_path / "two", single.manifest["model"])

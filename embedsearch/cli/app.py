@@ -82,7 +82,8 @@ def not_a_shard(path: str | Path) -> None:
     folder = Path(path).resolve()
     if folder.parent.name == "shards" and is_cluster(folder.parent.parent):
         raise InputError(f"{path} is {folder.name} of the cluster {folder.parent.parent}; write through the "
-                         "cluster (`serve-cluster --writable`: POST/DELETE /documents; or Cluster.add/remove)")
+                         "cluster (`serve-cluster --writable`: POST/DELETE /documents, POST /compact; `cluster-compact`; "
+                         "or Cluster.add/remove/compact)")
 
 
 def open_index(path: str | None, model: str | None = None):

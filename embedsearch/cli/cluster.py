@@ -1,6 +1,6 @@
 """Commands for a cluster of shards: ``embedsearch shard`` splits an index, ``cluster-search``,
-``cluster-dedup`` and ``cluster-topics`` read the shards as one in this process, ``serve-cluster`` serves
-them on Ray Serve."""
+``cluster-dedup`` and ``cluster-topics`` read the shards as one in this process, ``cluster-compact`` merges
+each shard's segments as a new cut, ``serve-cluster`` serves them on Ray Serve."""
 
 from __future__ import annotations
 
@@ -69,6 +69,18 @@ def cluster_topics(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, min_size
                f"{len(model.unassigned())} unassigned")
     for topic in model.topics():
         typer.echo(f"topic {topic.id}: {topic.label}  ({topic.size} papers)  keywords: {', '.join(topic.keywords[:6])}")
+
+
+@app.command("cluster-compact")
+@friendly
+def cluster_compact(cluster: Path = ClusterOpt) -> None:
+    """Merge every shard's segments and drop deleted rows, published as the cluster's next cut."""
+    from ..shards import Cluster
+
+    done = Cluster.open(cluster).compact()
+    segments = ", ".join(f"{s.name}: {len(s.index.snapshot.segments)}" for s in done.shards)
+    typer.echo(f"compacted {len(done):,} documents in {len(done.shards)} shard(s) (segments {segments}); "
+               f"cut {done.cut.number}")
 
 
 @app.command("serve-cluster")

@@ -9,7 +9,7 @@ writable with a token, ``POST /documents`` and ``DELETE /documents/{id}`` write 
 id routes to and publish the next cut (``Cluster.add``/``remove``), which the replicas read from their next
 call. A call that fails on a dead replica is sent again (Ray Serve routes it to a live one); a shard that
 still does not answer within ``ClusterSettings.shard_timeout_s`` is named in ``missing`` and the answer says
-``"partial": true``."""
+``"partial": true``. ``POST /compact`` (writable) merges every shard's segments as the next cut."""
 
 import asyncio
 import os
@@ -137,6 +137,10 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
         @app.delete("/documents/{doc_id:path}", dependencies=[Depends(write)])
         async def delete_document(self, doc_id: str) -> dict[str, Any]:
             return await self.remove(doc_id)
+
+        @app.post("/compact", dependencies=[Depends(write)])
+        async def post_compact(self) -> dict[str, Any]:
+            return await self.compact()
 
         @app.get("/health")
         async def health(self) -> dict[str, Any]:

@@ -185,9 +185,14 @@ class Ingress:
         cluster = await asyncio.to_thread(self._write, "remove", [doc_id])
         return {"removed": 1, "cut": cluster.cut.number, "documents": len(cluster)}
 
-    def _write(self, method: str, items: list) -> Cluster:
+    async def compact(self) -> dict[str, Any]:
+        cluster = await asyncio.to_thread(self._write, "compact")
+        return {"cut": cluster.cut.number, "documents": len(cluster),
+                "segments": {s.name: len(s.index.snapshot.segments) for s in cluster.shards}}
+
+    def _write(self, method: str, *items: list) -> Cluster:
         try:
-            return getattr(Cluster.open(self.root), method)(items, wait=self.settings.lock_wait_s)
+            return getattr(Cluster.open(self.root), method)(*items, wait=self.settings.lock_wait_s)
         except (IdConflictError, UnknownIdError) as exc:
             raise type(exc)(str(exc).replace(str(self.root), "the cluster")) from None
 

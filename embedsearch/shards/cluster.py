@@ -201,6 +201,14 @@ class Cluster:
                     shard.index.remove(mine, wait=wait)
             return self._publish(current)
 
+    def compact(self, wait: bool | float = True) -> Cluster:
+        """Merge each shard's segments and drop its deleted rows (``Index.compact``), then publish the next cut."""
+        with lock(self.root, "compact", wait):
+            current = Cluster.open(self.root)
+            for shard in current.shards:
+                shard.index.refresh().compact(wait=wait)
+            return self._publish(current)
+
     def _publish(self, current: Cluster) -> Cluster:
         cuts.publish(self.root, [Index.load(s.index.path).generation for s in current.shards])
         opened = Cluster.open(self.root)
