@@ -230,7 +230,8 @@ def rank(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSet
         return [[Ranked(r, s, s, None) for r, s in ranked] for ranked in dense]
     out = []
     for query, vector, ranked in zip(queries, vectors, dense):
-        out.append(fuse(ranked, maxscore.top(snapshot.lexical, query, depth, allowed=allowed),
+        weighted = snapshot.lexical.weights(query)
+        out.append(fuse(ranked, maxscore.top(snapshot.lexical, query, depth, allowed=allowed, weighted=weighted),
                         lambda rows: np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector,
-                        lambda rows: snapshot.lexical.score_rows(query, rows), k, settings))
+                        lambda rows: snapshot.lexical.score_rows(query, rows, weighted=weighted), k, settings))
     return out

@@ -101,7 +101,7 @@ def _best(snapshots: Sequence[Snapshot], offsets: np.ndarray, queries: np.ndarra
     for t, other in enumerate(snapshots):
         exclude = own[1] if own is not None and own[0] == t else None
         for hits, answer in zip(found, other.shortlist(queries, k, exclude=exclude)):
-            hits.extend((int(offsets[t]) + row, approximate, cosine) for row, approximate, cosine in answer)
+            hits.extend(hit._replace(key=int(offsets[t]) + hit.key) for hit in answer)
     return [vec.best(hits, k) for hits in found]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..retrieval.search import Ranked, SearchSettings, fuse
-from ..store.vectors import best
+from ..store.vectors import Shortlisted, best
 from .shard import Candidate
 
 
@@ -54,5 +54,5 @@ def merge(offered: Sequence[Sequence[Candidate]], k: int, mode: str, settings: S
 def nearest(pool: Sequence[tuple[int, Candidate]], k: int) -> list[tuple[int, Candidate]]:
     """The dense top ``k`` of every shard's shortlist, as ``vectors.best`` takes it over one index's segments."""
     shortlisted = {(s, c.row): (s, c) for s, c in pool if c.dense is not None}
-    return [shortlisted[key] for key, _, _ in best([(key, c.approximate, c.dense) for key, (_, c) in
+    return [shortlisted[key] for key, _, _ in best([Shortlisted(key, c.approximate, c.dense) for key, (_, c) in
                                                    shortlisted.items()], k)]

@@ -56,11 +56,13 @@ class Shard:
         vector = np.asarray(vector, dtype=np.float32).reshape(-1)
         dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in
                                               snapshot.shortlist(vector[None, :], depth, allowed=allowed)[0]}
-        lexical = set() if mode == "dense" else {r for r, _ in top(snapshot.lexical, query, depth, corpus, allowed)}
+        weighted = None if mode == "dense" else snapshot.lexical.weights(query, corpus)
+        lexical = set() if weighted is None else \
+            {r for r, _ in top(snapshot.lexical, query, depth, corpus, allowed, weighted)}
         rows = np.asarray(sorted(set(dense) | lexical), dtype=np.int64)
         if len(rows) == 0:
             return []
-        bm25 = None if mode == "dense" else snapshot.lexical.score_rows(query, rows, corpus)
+        bm25 = None if weighted is None else snapshot.lexical.score_rows(query, rows, corpus, weighted)
         cosines = np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector
         return [Candidate(r, float(c), None if bm25 is None else float(bm25[i]), dense[r][1] if r in dense else None,
                           r in lexical, dense[r][0] if r in dense else None)

@@ -16,6 +16,8 @@ import numpy as np
 from .lexical import LexicalSettings, Postings, Tokenizer
 
 
+Weighted = tuple[list[tuple[str, float]], float]  # (token, idf) in query order, and the average length
+
 class SegmentedBM25:
     """BM25 over the live rows of several segments, with statistics summed over live documents only.
 
@@ -53,7 +55,7 @@ class SegmentedBM25:
                 count += int(np.count_nonzero(live[rows]))
         return count
 
-    def weights(self, query: str, corpus: CorpusStats | None = None) -> tuple[list[tuple[str, float]], float]:
+    def weights(self, query: str, corpus: CorpusStats | None = None) -> Weighted:
         """Each query token some live document holds, in query order with repeats (each adds its score
         again), with its idf; and the average length scores are normalised by (``corpus``: see ``scores``)."""
         documents = self.live if corpus is None else corpus.documents
@@ -91,11 +93,13 @@ class SegmentedBM25:
                     out[target] += self.contribution(postings, rows, tf, idf, average)
         return out
 
-    def score_rows(self, query: str, rows: Sequence[int] | np.ndarray, corpus: CorpusStats | None = None) -> np.ndarray:
-        """``scores(query, corpus)[rows]`` to the bit, reading only those rows' postings."""
+    def score_rows(self, query: str, rows: Sequence[int] | np.ndarray, corpus: CorpusStats | None = None,
+                   weighted: Weighted | None = None) -> np.ndarray:
+        """``scores(query, corpus)[rows]`` to the bit, reading only those rows' postings; ``weighted`` is
+        ``weights(query, corpus)`` where the caller has it already (it counts every term's live documents)."""
         rows = np.asarray(rows, dtype=np.int64)
         out = np.zeros(len(rows), dtype=np.float32)
-        weights, average = self.weights(query, corpus)
+        weights, average = weighted or self.weights(query, corpus)
         segment = np.searchsorted(self.offsets, rows, side="right") - 1
         located = []
         for s, physical in enumerate(self.physical):

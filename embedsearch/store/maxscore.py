@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bm25 import CorpusStats, SegmentedBM25
+from .bm25 import CorpusStats, SegmentedBM25, Weighted
 
 MARGIN = 1e-5  # relative slack on every bound, well above float32 rounding over a query's terms
 LOOKUP_BELOW = 1 / 16  # look a term up for the running documents when they are fewer than this share of its postings
@@ -75,10 +75,12 @@ def _kth(segments: list[_Segment], k: int) -> float:
 
 
 def top(bm25: SegmentedBM25, query: str, k: int, corpus: CorpusStats | None = None,
-        allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        allowed: np.ndarray | None = None, weighted: Weighted | None = None) -> list[tuple[int, float]]:
     """``top_lexical(bm25.scores(query, corpus), k, allowed)``, reading far fewer postings: the ``k`` best
-    ``(live row, score)``, rows that match no term (or are not ``allowed``) left out, ties by row."""
-    weights, average = bm25.weights(query, corpus)
+    ``(live row, score)``, rows that match no term (or are not ``allowed``) left out, ties by row
+    (``weighted``: ``bm25.weights(query, corpus)`` where the caller has it)."""
+    weighted = weighted or bm25.weights(query, corpus)
+    weights, average = weighted
     if k < 1 or not weights:
         return []
     bounds: dict[str, float] = {}
@@ -105,6 +107,6 @@ def top(bm25: SegmentedBM25, query: str, k: int, corpus: CorpusStats | None = No
     for segment in segments:
         segment.keep(threshold * (1 - MARGIN) - max(left, 0.0))
     rows = np.sort(np.concatenate([s.live_rows() for s in segments]))
-    scores = bm25.score_rows(query, rows, corpus)
+    scores = bm25.score_rows(query, rows, corpus, weighted)
     best = np.lexsort((rows, -scores))[:k]
     return [(int(rows[i]), float(scores[i])) for i in best if scores[i] > 0]

@@ -178,7 +178,7 @@ class Snapshot:
             for q, hits in enumerate(found):
                 if hits:
                     live = self.to_live(s, np.asarray([r for r, _, _ in hits])).tolist()
-                    merged[q].extend((row, a, c) for row, (_, a, c) in zip(live, hits))
+                    merged[q].extend(hit._replace(key=row) for row, hit in zip(live, hits))
         return merged
 
     def partitions(self, rows_per_job: int) -> list[np.ndarray]:

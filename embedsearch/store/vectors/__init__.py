@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 from functools import lru_cache
 from pathlib import Path
 
@@ -139,7 +140,13 @@ def search(faiss_index, queries: np.ndarray, k: int,
     return faiss_index.search(queries, max(1, min(k, len(ids))), params=params)
 
 
-Shortlisted = tuple  # (key, approximate score or None where the backend's scores are exact, cosine)
+class Shortlisted(NamedTuple):
+    """A row a dense search re-scores: its ``key`` (a row, or whatever the caller keys rows by), the
+    backend's ``approximate`` score (None where that score is exact) and its exact ``cosine``."""
+
+    key: Any
+    approximate: float | None
+    cosine: float
 
 
 def shortlist(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
@@ -160,7 +167,7 @@ def shortlist(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
         order = np.argsort(found, kind="stable")
         cosines = np.empty(len(found), dtype=np.float32)
         cosines[order] = np.asarray(embeddings[found[order]], dtype=np.float32) @ queries[q]
-        results.append([(int(r), None if backend.exact else float(a), float(c))
+        results.append([Shortlisted(int(r), None if backend.exact else float(a), float(c))
                         for r, a, c in zip(found.tolist(), scores.tolist(), cosines.tolist())])
     return results
 
@@ -169,9 +176,9 @@ def best(candidates: Sequence[Shortlisted], k: int) -> list[Shortlisted]:
     """The ``k`` best by cosine of shortlists gathered from segments or shards, after cutting the approximate
     ones to the ``fetch(k)`` best by approximate score over them all: a shared quantizer gives every document
     the same approximate score wherever it lies, so any split of the rows ranks as one index over them."""
-    approximate = sorted((c for c in candidates if c[1] is not None), key=lambda c: (-c[1], c[0]))
-    chosen = approximate[:IVFPQ.fetch(k)] + [c for c in candidates if c[1] is None]
-    return sorted(chosen, key=lambda c: (-c[2], c[0]))[:k]
+    approximate = sorted((c for c in candidates if c.approximate is not None), key=lambda c: (-c.approximate, c.key))
+    chosen = approximate[:IVFPQ.fetch(k)] + [c for c in candidates if c.approximate is None]
+    return sorted(chosen, key=lambda c: (-c.cosine, c.key))[:k]
 
 
 def dense_rows(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
