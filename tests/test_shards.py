@@ -124,6 +124,25 @@ def test_compacting_a_cluster_merges_every_shard_as_one_new_cut(cluster, single,
     assert f"cut {before + 2}" in done.stdout and Cluster.open(cluster.root).cut.number == before + 2
 
 
+def test_a_cut_naming_a_generation_its_shard_collected_is_removed_and_the_newest_stays(single, tmp_path):
+    """With no grace period each write collects the generation it superseded, so the cuts naming it go; with
+    the default grace every cut stays readable."""
+    from embedsearch.store.writer import StoreSettings
+
+    rows = list(range(60))
+    small = Index.from_embeddings(list(single.documents)[:60], np.asarray(single.embeddings[rows]), tmp_path / "i",
+                                  single.manifest["model"], storage=StoreSettings(grace_seconds=0))
+    cluster = Cluster.split(small, tmp_path / "c", 2)
+    cluster.add([Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")])
+    cluster.remove(["new-1"])
+    assert sorted(int(p.stem) for p in (tmp_path / "c" / "cuts").glob("*.json")) == [cluster.cut.number] == [3]
+    assert len(Cluster.open(tmp_path / "c")) == 60
+    graced = Cluster.split(single, tmp_path / "g", 2)
+    graced.add([Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")])
+    assert sorted(int(p.stem) for p in (tmp_path / "g" / "cuts").glob("*.json")) == [1, 2]
+    assert len(Cluster.open(tmp_path / "g", 1)) == len(single)
+
+
 def test_too_many_shards_and_an_existing_folder_are_refused(single, tmp_path):
     small = Index.from_embeddings(list(single.documents)[:2], np.asarray(single.embeddings[[0, 1]]),
                                   tmp_path / "two", single.manifest["model"])

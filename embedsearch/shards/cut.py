@@ -1,7 +1,8 @@
 """A cluster folder on disk: ``cluster.json`` (the shards, in order, and how ids are routed to them) and
 numbered cuts, ``cuts/N.json``, each naming one generation of every shard. A reader opens the newest cut and
 each shard at the generation it names, so it sees one consistent state across shards even while a writer
-commits to one of them; a write commits to its shard, then publishes the next cut (under the cluster's lock)."""
+commits to one of them; a write commits to its shard, then publishes the next cut (under the cluster's lock).
+A cut that names a generation its shard has since collected can no longer be read, and is removed."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from ..errors import CorruptIndexError
 from ..files import write_json
 from ..store.docstore import id_hash
+from ..store.layout import GENERATIONS
 
 FORMAT = 1
 CLUSTER = "cluster.json"
@@ -57,7 +59,7 @@ def create(root: Path, names: list[str], generations: list[int]) -> None:
 
 
 def newest(root: Path) -> Cut:
-    numbers = sorted(int(p.stem) for p in (root / CUTS).glob("*.json") if p.stem.isdigit())
+    numbers = _numbers(root)
     if not numbers:
         raise CorruptIndexError(f"{root / CUTS}: no cut; the cluster is damaged, rebuild it with `embedsearch shard`")
     return read(root, numbers[-1])
@@ -75,8 +77,30 @@ def read(root: Path, number: int) -> Cut:
 
 
 def publish(root: Path, generations: list[int]) -> Cut:
-    """Write the next cut (the caller holds the cluster's writer lock); a cut is never rewritten."""
-    numbers = sorted(int(p.stem) for p in (root / CUTS).glob("*.json") if p.stem.isdigit())
+    """Write the next cut (the caller holds the cluster's writer lock), then collect the cuts no reader can
+    open any more; a cut is never rewritten."""
+    numbers = _numbers(root)
     number = (numbers[-1] if numbers else 0) + 1
     write_json(root / CUTS / f"{number}.json", {"cut": number, "generations": list(generations)}, exclusive=True)
+    collect(root)
     return Cut(number, tuple(generations))
+
+
+def collect(root: Path) -> list[int]:
+    """Remove the cuts, the newest kept, that name a generation its shard has collected (after the shard's
+    grace period, as one index collects its own generations); the numbers removed."""
+    names, numbers = shard_names(root), _numbers(root)
+    gone = []
+    for number in numbers[:-1]:
+        try:
+            generations = read(root, number).generations
+        except CorruptIndexError:
+            continue  # not ours to judge: ``check`` reports it
+        if any(not (root / SHARDS / name / GENERATIONS / f"{g}.json").exists() for name, g in zip(names, generations)):
+            (root / CUTS / f"{number}.json").unlink(missing_ok=True)
+            gone.append(number)
+    return gone
+
+
+def _numbers(root: Path) -> list[int]:
+    return sorted(int(p.stem) for p in (root / CUTS).glob("*.json") if p.stem.isdigit())
