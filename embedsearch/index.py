@@ -15,7 +15,7 @@ from . import store
 from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique, collection_name, iter_sources
 from .embedding.embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
 from .engine.distributed import job_map
-from .errors import InputError, UnknownIdError
+from .errors import UnknownIdError
 from .manifest_check import load_manifest
 from .retrieval.search import Hit, SearchSettings, check_k, check_query, nearest, search_many
 from .store import filters as flt
@@ -284,11 +284,7 @@ class Index:
 
     def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> Index:
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""
-        documents = list(documents)
-        check_unique(documents)
-        if embeddings.shape != (len(documents), dim := self.snapshot.manifest.model.dimension):
-            raise InputError(f"{embeddings.shape} vectors for {len(documents)} documents of dimension {dim}")
-        writer.append(self.path, self.snapshot.manifest, documents, embeddings, wait)
+        writer.append(self.path, self.snapshot.manifest, list(documents), embeddings, wait)
         return self.refresh()
 
     def remove(self, ids: Iterable[str], wait: bool | float = True) -> Index:

@@ -78,6 +78,17 @@ def test_add_writes_one_new_segment_and_remove_one_deletion_file(tmp_path, model
     assert len(index) == 103 and index.generation == 3
 
 
+def test_an_add_with_vectors_of_the_wrong_shape_or_a_repeated_id_writes_nothing(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry)
+    before = files_of(index.path)
+    docs, vectors = make_docs(100, 5)
+    for bad, phrase in [((docs, vectors[:4]), "vectors for 5 documents"), ((docs, vectors[:, :10]), "dimension 384"),
+                        ((docs[:2] + docs[:1], vectors[:3]), "duplicate id .p100.")]:
+        with pytest.raises(InputError, match=phrase):
+            index.add_embedded(*bad)
+    assert files_of(index.path) == before and len(index.refresh()) == 100
+
+
 def test_deleted_documents_never_appear_and_k_results_still_come(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 60)
     query = vector_of("p0")[None, :]

@@ -148,8 +148,12 @@ def write_errors_name(root: Path) -> Iterator[None]:
 
 def append(root: Path, manifest: Manifest, documents: Sequence[Document], matrix: np.ndarray,
            wait: bool | float = True) -> int:
-    """Write ``documents`` as a new segment, then commit it under the writer lock unless an id is already
-    live in the newest generation (then nothing is committed). Returns the generation committed."""
+    """Write ``documents`` (unique ids, a vector of the manifest's dimension each) as a new segment, then commit
+    it under the writer lock unless an id is already live in the newest generation (then nothing is
+    committed). Returns the generation committed."""
+    check_unique(documents)
+    if matrix.shape != (len(documents), dim := manifest.model.dimension):
+        raise InputError(f"{matrix.shape} vectors for {len(documents)} documents of dimension {dim}")
     with write_errors_name(root):
         return _append(root, manifest, documents, matrix, wait)
 
