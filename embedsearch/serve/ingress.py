@@ -11,11 +11,11 @@ from typing import Any
 from ..corpus import Document
 from ..dedup import decide
 from ..errors import IdConflictError, InputError, UnknownIdError
-from ..retrieval.search import MODES, check_k, check_query
+from ..retrieval.search import check_k
 from ..shards import Cluster, Shard
 from ..shards import cut as cuts
 from ..shards.cluster import hits_of
-from ..shards.merge import depth, merge
+from ..shards.merge import depth, merge, request
 from ..store.fields import describe
 from .api import bands, hits_json, shown
 from .cluster_topics import ClusterTopics
@@ -61,11 +61,7 @@ class Ingress:
 
     async def search(self, query: str, k: int, mode: str | None, filters: list[str],
                      display: bool = False) -> dict[str, Any]:
-        check_k(k)
-        query = check_query(query)
-        mode = mode or self.search_settings.mode
-        if mode not in MODES:
-            raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        query, mode = request(query, k, mode, self.search_settings)
         cut = cuts.newest(self.root)
         generation = dict(enumerate(cut.generations))
         vector = self.index.encode([query])[0]

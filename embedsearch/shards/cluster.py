@@ -20,12 +20,12 @@ from ..dedup import DedupSettings, DuplicateReport
 from ..engine.jobs import JobRunner, local_map
 from ..errors import InputError, ModelMismatchError, UnknownIdError
 from ..index import Index
-from ..retrieval.search import MODES, Hit, band, check_k, check_query
+from ..retrieval.search import Hit, band, check_k
 from ..store import writer
 from ..store.lock import writer as lock
 from ..topics import TopicModel, TopicSettings
 from . import cut as cuts
-from .merge import Placed, depth, merge
+from .merge import Placed, depth, merge, request
 from .shard import Candidate, Shard
 
 
@@ -97,12 +97,8 @@ class Cluster:
 
     def search(self, query: str, k: int = 10, mode: str | None = None, filters: Sequence[str] = ()) -> ShardedAnswer:
         """The ``k`` best hits over every shard, equal to one index's over the same documents."""
-        check_k(k)
-        query = check_query(query)
         settings = self.shards[0].settings
-        mode = mode or settings.mode
-        if mode not in MODES:
-            raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        query, mode = request(query, k, mode, settings)
         vector = self.encode([query])[0]
         corpus = None if mode == "dense" else reduce(lambda a, b: a + b, (s.stats(query) for s in self.shards))
         offered = [s.candidates(vector, query, corpus, depth(k, mode, settings), mode, filters) for s in self.shards]

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..retrieval.search import Ranked, SearchSettings, fuse
+from ..errors import InputError
+from ..retrieval.search import MODES, Ranked, SearchSettings, check_k, check_query, fuse
 from ..store.vectors import Shortlisted, best
 from .shard import Candidate
 
@@ -22,6 +23,15 @@ class Placed:
 
     shard: int
     ranked: Ranked
+
+
+def request(query: str, k: int, mode: str | None, settings: SearchSettings) -> tuple[str, str]:
+    """A search's query and mode checked as one index checks them (``mode`` None: the settings' own)."""
+    check_k(k)
+    mode = mode or settings.mode
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    return check_query(query), mode
 
 
 def depth(k: int, mode: str, settings: SearchSettings) -> int:
