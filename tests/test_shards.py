@@ -143,6 +143,23 @@ def test_a_cut_naming_a_generation_its_shard_collected_is_removed_and_the_newest
     assert len(Cluster.open(tmp_path / "g", 1)) == len(single)
 
 
+def test_a_shard_is_written_only_through_its_cluster(cluster, single, scifact_sample):
+    """The library refuses a write to a shard's folder that bypasses the cluster (add, remove, compact, a build
+    over it), naming the cluster; the cluster's own writes to the same shard go through."""
+    shard = cluster.shards[0].index.path
+    before = Index.load(shard).generation
+    victim = next(i for i in Index.load(shard).documents.ids)
+    new = Document("direct-1", "Written to a shard behind the cluster's back.")
+    for write in (lambda: Index.load(shard).add([new]), lambda: Index.load(shard).remove([victim]),
+                  lambda: Index.load(shard).compact(),
+                  lambda: Index.from_embeddings([new], np.asarray(single.embeddings[[0]]), shard, single.manifest["model"])):
+        with pytest.raises(InputError, match=f"of the cluster {cluster.root.resolve()}; write through the cluster"):
+            write()
+    assert Index.load(shard).generation == before and len(Cluster.open(cluster.root)) == len(single)
+    cluster.remove([victim])
+    assert Index.load(shard).generation == before + 1 and victim not in Index.load(shard).documents.row_of
+
+
 def test_too_many_shards_and_an_existing_folder_are_refused(single, tmp_path):
     small = Index.from_embeddings(list(single.documents)[:2], np.asarray(single.embeddings[[0, 1]]),
                                   tmp_path / "two", single.manifest["model"])

@@ -22,6 +22,7 @@ from ..errors import InputError, ModelMismatchError, UnknownIdError
 from ..index import Index
 from ..retrieval.search import Hit, band, check_k
 from ..store import writer
+from ..store.guard import mark, through_cluster
 from ..store.lock import writer as lock
 from ..topics import TopicModel, TopicSettings
 from . import cut as cuts
@@ -82,6 +83,8 @@ class Cluster:
             Index.from_batches(_batches(index, owners == s, manifest.store.segment_rows), root / cuts.SHARDS / name,
                                manifest.model.to_json(), int((owners == s).sum()), manifest.vectors, manifest.lexical,
                                index.search_settings, storage=manifest.store, name=manifest.name, share=index)
+        for name in names:
+            mark(root / cuts.SHARDS / name, root)
         cuts.create(root, names, [Index.load(root / cuts.SHARDS / n).generation for n in names])
         return cls.open(root)
 
@@ -168,7 +171,7 @@ class Cluster:
         """Embed and add ``documents``, each to the shard its id routes to, then publish the next cut."""
         documents = list(documents)
         check_unique(documents)
-        with lock(self.root, "add", wait):
+        with lock(self.root, "add", wait), through_cluster():
             current = Cluster.open(self.root)
             owners = [cuts.owner(d.id, len(current.shards)) for d in documents]
             for s, shard in enumerate(current.shards):
@@ -185,7 +188,7 @@ class Cluster:
     def remove(self, ids: Iterable[str], wait: bool | float = True) -> Cluster:
         """Mark ``ids`` deleted in their shards, then publish the next cut."""
         ids = list(dict.fromkeys(ids))
-        with lock(self.root, "remove", wait):
+        with lock(self.root, "remove", wait), through_cluster():
             current = Cluster.open(self.root)
             owned = [[i for i in ids if cuts.owner(i, len(current.shards)) == s] for s in range(len(current.shards))]
             for shard, mine in zip(current.shards, owned):
@@ -199,7 +202,7 @@ class Cluster:
 
     def compact(self, wait: bool | float = True) -> Cluster:
         """Merge each shard's segments and drop its deleted rows (``Index.compact``), then publish the next cut."""
-        with lock(self.root, "compact", wait):
+        with lock(self.root, "compact", wait), through_cluster():
             current = Cluster.open(self.root)
             for shard in current.shards:
                 shard.index.refresh().compact(wait=wait)

@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import CorruptIndexError, IndexStoreError, InputError
 from ..files import staged_folder
 from ..version import __version__
+from .guard import refuse_shard
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -123,6 +124,7 @@ def atomic_folder(path: Path) -> Iterator[Path]:
     ``path`` must be a new path, an empty folder or an index (``check_target``)."""
     given = Path(path)
     path = check_target(given)
+    refuse_shard(path)
     try:
         with staged_folder(path, replace=True) as tmp:
             yield tmp

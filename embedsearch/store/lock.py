@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import IndexLockedError
+from .guard import refuse_shard
 from .layout import LOCK, now
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ def writer(root: Path, action: str, wait: bool | float = True, timeout: float | 
     with ``wait=False`` fail at once naming the holder, with a number wait at most that many seconds."""
     from filelock import FileLock, Timeout
 
+    refuse_shard(root)
     if not isinstance(wait, bool):
         wait, timeout = True, float(wait)
 
