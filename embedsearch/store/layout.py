@@ -9,6 +9,7 @@ An index folder (format 2)::
     deletes/NAME.N.npy       the rows of segment NAME deleted as of generation N
     topics/                  fitted topic results, keyed by corpus version and settings
     .lock                    the writer lock
+    shard.json               in a shard of a cluster: written only through the cluster (``guard``)
 """
 
 from __future__ import annotations
