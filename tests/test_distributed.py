@@ -237,3 +237,23 @@ def test_ray_built_ivf_segments_share_one_quantizer_trained_across_files(local_r
         assert [h.id for h in on_ray.search(query, 10, mode="dense")] == \
             [h.id for h in local.search(query, 10, mode="dense")]
     assert on_ray.check(deep=True) == []
+
+
+def test_duplicates_across_shards_as_ray_tasks_equal_the_local_ones(local_ray, planted, tmp_path):
+    """Jobs of 8 rows of one shard each, run as Ray tasks that open the shard folders themselves: the same pairs,
+    and the planted ones straddle shards; ``cluster-dedup --engine ray`` gives the same groups."""
+    from test_shards_analysis import evidence
+
+    from embedsearch.engine.distributed import RayMap
+    from embedsearch.shards import Cluster, owner
+
+    index, _, _ = planted
+    cluster = Cluster.split(index, tmp_path / "c", 3)
+    mapper = RayMap()
+    got, expected = cluster.duplicates(map_jobs=mapper, rows_per_job=8), cluster.duplicates(rows_per_job=8)
+    assert evidence(got) == evidence(expected) and len(got.pairs) == 5
+    assert any(owner(p.a, 3) != owner(p.b, 3) for p in got.pairs)
+    assert sum(mapper.nodes.values()) == sum(-(-len(s.index) // 8) for s in cluster.shards)
+    report = json.loads(run_cli("cluster-dedup", "--cluster", str(cluster.root), "--json", "--engine", "ray",
+                                "--ray-address", "auto", check=True).stdout)
+    assert sorted(sorted(g["members"]) for g in report["groups"]) == sorted(sorted(g.members) for g in expected.groups)

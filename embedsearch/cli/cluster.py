@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from ..serve.settings import ClusterSettings
-from .app import IndexOpt, JsonOpt, app, friendly, open_index
+from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, open_index, ray_settings
 from .explore import MinSizeOpt, SampleOpt, SeedOpt, print_report
 
 _DEFAULT = ClusterSettings()
@@ -42,26 +42,34 @@ def cluster_search(query: str = typer.Argument(..., help="What to search for."),
 
 @app.command("cluster-dedup")
 @friendly
-def cluster_dedup(cluster: Path = ClusterOpt, as_json: bool = JsonOpt) -> None:
-    """Near-duplicate groups over every shard of a cluster (a pair split over two shards is found)."""
+def cluster_dedup(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, engine: str = EngineOpt,
+                  ray_address: str | None = RayAddressOpt) -> None:
+    """Near-duplicate groups over every shard of a cluster (a pair split over two shards is found); with
+    ``--engine ray`` the neighbour search runs as Ray tasks that read the shard folders."""
+    from ..engine.distributed import job_map
     from ..shards import Cluster
 
     opened = Cluster.open(cluster)
-    print_report(opened.duplicates(), as_json, f"no near-duplicates among {len(opened)} abstracts")
+    report = opened.duplicates(map_jobs=job_map(ray_settings(engine, ray_address)))
+    print_report(report, as_json, f"no near-duplicates among {len(opened)} abstracts")
 
 
 @app.command("cluster-topics")
 @friendly
 def cluster_topics(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, min_size: int | None = MinSizeOpt,
-                   seed: int = SeedOpt, sample: int = SampleOpt) -> None:
-    """Topics over every shard: fitted on a sample drawn across the shards, the rest assigned shard by shard."""
+                   seed: int = SeedOpt, sample: int = SampleOpt, engine: str = EngineOpt,
+                   ray_address: str | None = RayAddressOpt) -> None:
+    """Topics over every shard: fitted on a sample drawn across the shards, the rest assigned shard by shard
+    (as Ray tasks with ``--engine ray``)."""
     import json
 
+    from ..engine.distributed import job_map
     from ..shards import Cluster
     from ..topics import TopicSettings
 
     opened = Cluster.open(cluster)
-    model = opened.topics(TopicSettings(min_size=min_size, seed=seed, sample=sample))
+    model = opened.topics(TopicSettings(min_size=min_size, seed=seed, sample=sample),
+                          job_map(ray_settings(engine, ray_address)))
     if as_json:
         typer.echo(json.dumps(model.to_json(), ensure_ascii=False))
         return

@@ -15,15 +15,15 @@ from ..store.snapshot import Snapshot
 Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-@lru_cache(maxsize=2)
-def _open(path: str, generation: int):
+@lru_cache(maxsize=16)  # a cluster job opens every shard
+def open_snapshot(path: str, generation: int):
     return Snapshot(Path(path), read_manifest(Path(path)), generation)
 
 
 def neighbour_edges(source, rows: np.ndarray, k: int, floor: float) -> Edges:
     """For each row, its ``k`` nearest other rows with exact cosine >= ``floor``, as ``(row, other, cosine)``
     arrays. ``source`` is a snapshot or, on a cluster, ``(path, generation)`` of one every worker can read."""
-    index = _open(*source) if isinstance(source, tuple) else source
+    index = open_snapshot(*source) if isinstance(source, tuple) else source
     left, right, scores = [], [], []
     for start in range(0, len(rows), 2048):
         block = rows[start:start + 2048]

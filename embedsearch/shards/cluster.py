@@ -148,12 +148,13 @@ class Cluster:
                    replace(settings or TopicSettings(), **overrides), map_jobs)
 
     def duplicates(self, settings: DedupSettings | None = None, of: Sequence[str] | None = None,
-                   **overrides: Any) -> DuplicateReport:
+                   map_jobs: JobRunner = local_map, **overrides: Any) -> DuplicateReport:
         """Near-duplicate groups over every shard (only those involving the ids ``of``), a pair split over two
-        shards found as within one (``shards.duplicates``)."""
+        shards found as within one (``shards.duplicates``; the neighbour search as jobs through ``map_jobs``)."""
         from .duplicates import find
 
-        return find([s.index.snapshot for s in self.shards], replace(settings or DedupSettings(), **overrides), of)
+        return find([s.index.snapshot for s in self.shards], replace(settings or DedupSettings(), **overrides), of,
+                    map_jobs)
 
     def check_duplicates(self, documents: Sequence[Document], settings: DedupSettings | None = None,
                          **overrides: Any) -> DuplicateReport:

@@ -8,7 +8,7 @@ against every shard, as one index's ``duplicates(of=)`` and ``check_duplicates``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -16,7 +16,9 @@ import numpy as np
 from ..dedup import DedupSettings, DuplicateReport
 from ..dedup.candidates import score
 from ..dedup.evidence import text_hash
+from ..dedup.partitions import Edges, open_snapshot
 from ..dedup.pending import Pending, exact_row
+from ..engine.jobs import JobRunner, local_map
 from ..errors import UnknownIdError
 from ..store import vectors as vec
 from ..store.snapshot import Snapshot
@@ -25,15 +27,26 @@ from .cut import owner
 _BLOCK = 2048
 
 
-def find(snapshots: Sequence[Snapshot], settings: DedupSettings, of: Sequence[str] | None = None) -> DuplicateReport:
+def find(snapshots: Sequence[Snapshot], settings: DedupSettings, of: Sequence[str] | None = None,
+         map_jobs: JobRunner = local_map) -> DuplicateReport:
     """Duplicate groups over every shard's live documents (``snapshots``, one per shard, at one cut); with
-    ``of``, only those involving these ids (their neighbours are searched, not every document's)."""
+    ``of``, only those involving these ids (their neighbours are searched, not every document's). The
+    neighbour search runs as jobs of ``rows_per_job`` rows of one shard through ``map_jobs`` (in this
+    process, or Ray tasks that read the shard folders)."""
     offsets = np.concatenate([[0], np.cumsum([len(s) for s in snapshots])]).astype(np.int64)
     ids = [i for snapshot in snapshots for i in snapshot.documents.ids]
     rows = None if of is None else _rows_of(snapshots, offsets, of)
+    sources = snapshots if map_jobs.shares_memory else [(str(s.root), s.number) for s in snapshots]
+    jobs = []
+    for s, snapshot in enumerate(snapshots):
+        mine = np.arange(len(snapshot)) if rows is None else \
+            np.sort(rows[(rows >= offsets[s]) & (rows < offsets[s + 1])] - offsets[s])
+        jobs += [(sources, s, mine[start:start + settings.rows_per_job], settings.neighbours, settings.floor)
+                 for start in range(0, len(mine), settings.rows_per_job)]
     pairs: dict[tuple[int, int], float] = {}
-    for row, other, cosine in _neighbours(snapshots, offsets, settings, rows):
-        pairs[(min(row, other), max(row, other))] = cosine
+    for left, right, scores in map_jobs(edges, jobs):
+        for row, other, cosine in zip(left.tolist(), right.tolist(), scores.tolist()):
+            pairs[(min(row, other), max(row, other))] = cosine
     first: dict[bytes, int] = {}
     for s, snapshot in enumerate(snapshots if rows is None else ()):  # with ``of``, copies are nearest neighbours
         for local, doc in enumerate(snapshot.documents):
@@ -105,20 +118,23 @@ def _best(snapshots: Sequence[Snapshot], offsets: np.ndarray, queries: np.ndarra
     return [vec.best(hits, k) for hits in found]
 
 
-def _neighbours(snapshots: Sequence[Snapshot], offsets: np.ndarray, settings: DedupSettings,
-                rows: np.ndarray | None = None) -> Iterator[tuple[int, int, float]]:
-    """``(row, other, cosine)`` in cluster rows: each row's (each of ``rows``') ``neighbours`` nearest over all
-    shards, at ``floor`` or above."""
-    for s, snapshot in enumerate(snapshots):
-        mine = np.arange(len(snapshot)) if rows is None else \
-            np.sort(rows[(rows >= offsets[s]) & (rows < offsets[s + 1])] - offsets[s])
-        for start in range(0, len(mine), _BLOCK):
-            block = mine[start:start + _BLOCK].tolist()
-            queries = np.asarray(snapshot.embeddings[block], dtype=np.float32)
-            for local, hits in zip(block, _best(snapshots, offsets, queries, settings.neighbours, (s, block))):
-                for other, _, cosine in hits:
-                    if cosine >= settings.floor:
-                        yield int(offsets[s]) + local, other, cosine
+def edges(sources: Sequence, s: int, rows: np.ndarray, k: int, floor: float) -> Edges:
+    """One job: each of ``rows`` (of shard ``s``) with its ``k`` nearest over every shard at ``floor`` or above,
+    as ``(row, other, cosine)`` arrays in cluster rows. ``sources`` are the shards' snapshots or, on a Ray
+    cluster, ``(path, generation)`` of each, which every worker can read."""
+    snapshots = [open_snapshot(*x) if isinstance(x, tuple) else x for x in sources]
+    offsets = np.concatenate([[0], np.cumsum([len(x) for x in snapshots])]).astype(np.int64)
+    left, right, scores = [], [], []
+    for start in range(0, len(rows), _BLOCK):
+        block = rows[start:start + _BLOCK].tolist()
+        queries = np.asarray(snapshots[s].embeddings[block], dtype=np.float32)
+        for local, hits in zip(block, _best(snapshots, offsets, queries, k, (s, block))):
+            for other, _, cosine in hits:
+                if cosine >= floor:
+                    left.append(int(offsets[s]) + local)
+                    right.append(other)
+                    scores.append(cosine)
+    return np.asarray(left, np.int64), np.asarray(right, np.int64), np.asarray(scores, np.float32)
 
 
 def _shard(offsets: np.ndarray, row: int) -> int:
