@@ -254,6 +254,7 @@ def test_duplicates_across_shards_as_ray_tasks_equal_the_local_ones(local_ray, p
     assert evidence(got) == evidence(expected) and len(got.pairs) == 5
     assert any(owner(p.a, 3) != owner(p.b, 3) for p in got.pairs)
     assert sum(mapper.nodes.values()) == sum(-(-len(s.index) // 8) for s in cluster.shards)
+    address = local_ray.get_runtime_context().gcs_address  # this worker's Ray, never another on the machine
     report = json.loads(run_cli("cluster-dedup", "--cluster", str(cluster.root), "--json", "--engine", "ray",
-                                "--ray-address", "auto", check=True).stdout)
+                                "--ray-address", address, check=True).stdout)
     assert sorted(sorted(g["members"]) for g in report["groups"]) == sorted(sorted(g.members) for g in expected.groups)
