@@ -43,12 +43,10 @@ class ClusterTopics:
     def map(self, level: int) -> str:
         """The map page of the newest model ready; its search box asks the ingress's ``/search``."""
         from ..topics.maps import render_html
-        from .guard import ApiError
+        from .page import check_level
 
         ready = self.require()
-        model = ready.model
-        if not 0 <= level < len(model.levels):
-            raise ApiError(422, f"level {level} does not exist; this map has levels 0 to {len(model.levels) - 1}")
+        model = check_level(ready.model, level)
         key = (ready.generation, level)
         if key not in self._maps:
             cluster = Cluster.open(self.root, ready.generation)

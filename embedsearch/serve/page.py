@@ -65,6 +65,15 @@ def files() -> APIRouter:
     return page
 
 
+def check_level(model, level: int):
+    """The model, or the API's 422 when the map has no such level (both servers' ``/map``)."""
+    if not 0 <= level < len(model.levels):
+        from .guard import ApiError
+
+        raise ApiError(422, f"level {level} does not exist; this map has levels 0 to {len(model.levels) - 1}")
+    return model
+
+
 def router(live: Live, topics: TopicsState) -> APIRouter:
     page = APIRouter(include_in_schema=False)
     page.include_router(files())
@@ -76,11 +85,7 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
         from ..topics.maps import render_html
 
         ready = topics.require()
-        model = ready.model
-        if not 0 <= level < len(model.levels):
-            from .guard import ApiError
-
-            raise ApiError(422, f"level {level} does not exist; this map has levels 0 to {len(model.levels) - 1}")
+        model = check_level(ready.model, level)
         key = (ready.generation, level)
         if key not in rendered:
             index = live.current.index
