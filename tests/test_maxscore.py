@@ -1,6 +1,6 @@
 """MaxScore's top k is the exhaustive one (the same rows, scores to the bit, ties by row) over segments
 with deletions, filters and a shard's corpus statistics, on a corpus with frequent and rare words where the
-pruning skips most postings."""
+pruning skips most postings, with numpy's posting loops and with the compiled ones."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from embedsearch.corpus import Document
 from embedsearch.store import lexical as lex
 from embedsearch.store.bm25 import CorpusStats, SegmentedBM25
+from embedsearch.store import maxscore
 from embedsearch.store.maxscore import top
 
 WORDS = [f"w{i}x" for i in range(400)]
@@ -57,14 +58,16 @@ def same(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> bool:
     return [r for r, _ in got] == [r for r, _ in want] and [s for _, s in got] == [s for _, s in want]
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
 @pytest.mark.parametrize("k", [1, 10, 100, 5_000])
-def test_the_top_k_is_the_exhaustive_one(segments, k):
+def test_the_top_k_is_the_exhaustive_one(segments, k, compiled):
     bm25, rng = segments
     for query in queries(np.random.default_rng(k), 40):
-        assert same(top(bm25, query, k), top_lexical(bm25.scores(query), k)), query
+        assert same(top(bm25, query, k, compiled=compiled), top_lexical(bm25.scores(query), k)), query
 
 
-def test_filters_and_a_shards_statistics_are_honoured(segments):
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+def test_filters_and_a_shards_statistics_are_honoured(segments, compiled):
     bm25, _ = segments
     rng = np.random.default_rng(5)
     corpus_stats = bm25.stats("w0x w1x w2x w3x w20x w40x w90x")
@@ -72,8 +75,10 @@ def test_filters_and_a_shards_statistics_are_honoured(segments):
                              {t: d * 2 + 7 for t, d in corpus_stats.df.items()})
     for query in queries(rng, 30):
         allowed = rng.random(bm25.live) > 0.5
-        assert same(top(bm25, query, 10, allowed=allowed), top_lexical(bm25.scores(query), 10, allowed)), query
-        assert same(top(bm25, query, 10, larger), top_lexical(bm25.scores(query, larger), 10)), query
+        assert same(top(bm25, query, 10, allowed=allowed, compiled=compiled),
+                    top_lexical(bm25.scores(query), 10, allowed)), query
+        assert same(top(bm25, query, 10, larger, compiled=compiled),
+                    top_lexical(bm25.scores(query, larger), 10)), query
 
 
 def test_unknown_words_give_nothing_and_rows_score_as_in_the_full_vector(segments):
@@ -82,3 +87,40 @@ def test_unknown_words_give_nothing_and_rows_score_as_in_the_full_vector(segment
     rows = np.asarray([0, 5, 2_699, 2_700, 4_000, bm25.live - 1])
     query = "w0x w3x w77x w3x"
     assert np.array_equal(bm25.score_rows(query, rows), bm25.scores(query)[rows])
+
+
+def test_both_loops_prune_to_the_same_few_survivors(segments, monkeypatch):
+    """The k-th best partial score is exact after every term in both loops, so both leave the same rows
+    to re-score, and far fewer than the documents that hold a query word."""
+    bm25, _ = segments
+    rescored: list[np.ndarray] = []
+    score_rows = SegmentedBM25.score_rows
+    monkeypatch.setattr(SegmentedBM25, "score_rows", lambda self, q, rows, *a: rescored.append(rows) or
+                        score_rows(self, q, rows, *a))
+    for query in queries(np.random.default_rng(3), 30):
+        for compiled in (False, True):
+            top(bm25, query, 10, compiled=compiled)
+        numpy_rows, compiled_rows = rescored[-2:]
+        assert np.array_equal(numpy_rows, compiled_rows), query
+        assert len(numpy_rows) < 0.2 * np.count_nonzero(bm25.scores(query)), query
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+def test_the_kth_best_partial_score_is_exact_after_every_term(segments, monkeypatch, compiled):
+    """The bound the pruning rests on: after each term, the k-th best partial score among the documents
+    that may be answers, whatever the segment, as if every partial score had been pooled and sorted."""
+    bm25, _ = segments
+    update, checked = maxscore._Leaders.update, []
+
+    def exact(self, parts, touched):
+        got = update(self, parts, touched)
+        pooled = np.concatenate([p.partial[(p.partial > 0) & (p.eligible if len(p.eligible) else True)]
+                                 for p in parts])
+        checked.append(got == (np.sort(pooled)[-self.k] if len(pooled) >= self.k else 0.0))
+        return got
+
+    monkeypatch.setattr(maxscore._Leaders, "update", exact)
+    rng = np.random.default_rng(8)
+    for query in queries(rng, 20):
+        top(bm25, query, 10, allowed=rng.random(bm25.live) > 0.3, compiled=compiled)
+    assert len(checked) > 40 and all(checked)

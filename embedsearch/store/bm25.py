@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .lexical import LexicalSettings, Postings, Tokenizer
+from .postings_loops import Scoring, contribution
 
 
 Weighted = tuple[list[tuple[str, float]], float]  # (token, idf) in query order, and the average length
@@ -74,8 +75,8 @@ class SegmentedBM25:
     def contribution(self, postings: Postings, rows: np.ndarray, tf: np.ndarray, idf: float,
                      average: float) -> np.ndarray:
         """One term's BM25 score in each of ``rows`` (physical rows of ``postings``' segment): below ``idf``."""
-        norm = self.settings.k1 * ((1 - self.settings.b) + self.settings.b * np.asarray(postings.lengths)[rows] / average)
-        return (idf * np.asarray(tf) / (norm + tf)).astype(np.float32)
+        return contribution(np.asarray(postings.lengths), rows, np.asarray(tf),
+                            Scoring(self.settings.k1, self.settings.b, average, idf))
 
     def scores(self, query: str, corpus: CorpusStats | None = None) -> np.ndarray:
         """BM25 score of every live document for ``query`` (zero where no term matches); with ``corpus``, the
