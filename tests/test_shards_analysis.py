@@ -10,6 +10,16 @@ from embedsearch.shards import Cluster, owner
 from embedsearch.topics import TopicSettings
 
 
+def holds(cluster: Cluster, doc_id: str) -> bool:
+    from embedsearch.errors import UnknownIdError
+
+    try:
+        cluster.document(doc_id)
+    except UnknownIdError:
+        return False
+    return True
+
+
 def evidence(report) -> dict:
     return {frozenset((p.a, p.b)): (p.verdict, round(p.cosine, 5), round(p.overlap, 5)) for p in report.pairs}
 
@@ -54,6 +64,68 @@ def test_one_papers_duplicates_and_new_abstracts_checked_across_shards_are_one_i
     assert ("new-2", ids["a"]) in {(p.a, p.b) for p in got.pairs}
     straddle = {p.b for p in got.pairs} | {p.a for p in cluster.duplicates(of=[ids["b"]]).pairs}
     assert len({owner(i, 3) for i in straddle}) >= 2, "the pairs must straddle shards for this test to mean anything"
+
+
+def test_an_add_checked_across_shards_refuses_skips_or_adds_as_one_index(planted, tmp_path):
+    """``Cluster.add_checked`` judges each new abstract against every shard as ``check_duplicates`` does: a
+    duplicate refuses the whole add (no new cut), is skipped, or is added anyway."""
+    from embedsearch import Document
+    from embedsearch.errors import DuplicateError
+
+    index, ids, base = planted
+    cluster = Cluster.split(index, tmp_path / "c", 3)
+    new = [Document("new-copy", base[ids["c"]].text.replace(" the ", " this ")),
+           Document("new-fresh", "An abstract about nothing in this corpus: sourdough starters and their microbes.")]
+    judged, cut = cluster.check_duplicates(new), cluster.cut.number
+    with pytest.raises(DuplicateError, match="new-copy"):
+        cluster.add_checked(new)
+    assert Cluster.open(tmp_path / "c").cut.number == cut and len(Cluster.open(tmp_path / "c")) == len(index)
+    report = cluster.add_checked(new, "skip")
+    assert evidence(report) == evidence(judged) and {p.a for p in report.pairs} == {"new-copy"}
+    assert cluster.cut.number == cut + 1 and len(cluster) == len(index) + 1
+    assert holds(cluster, "new-fresh") and not holds(cluster, "new-copy")
+    cluster.add_checked([Document("new-copy-2", new[0].text)], "add")
+    assert holds(cluster, "new-copy-2") and len(Cluster.open(tmp_path / "c")) == len(index) + 2
+
+
+ADD_ONE = """
+import sys, time
+from pathlib import Path
+from embedsearch import Document
+from embedsearch.errors import DuplicateError
+from embedsearch.shards import Cluster
+cluster = Cluster.open(sys.argv[1])
+cluster.encode(["warm the encoder"])
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.01)
+try:
+    cluster.add_checked([Document(sys.argv[3], sys.argv[4])])
+    print("added")
+except DuplicateError:
+    print("refused")
+"""
+
+
+def test_two_processes_adding_one_abstract_with_a_check_cannot_both_pass(planted, tmp_path):
+    """The check and the write hold one lock: of two processes adding the same new abstract under two ids
+    at once, one adds it and the other is refused as its duplicate."""
+    import subprocess
+    import sys
+
+    index, _, _ = planted
+    Cluster.split(index, tmp_path / "c", 2)
+    text = "Sourdough starters host stable communities of lactic acid bacteria and yeasts across bakeries."
+    go = tmp_path / "go"
+    runs = [subprocess.Popen([sys.executable, "-c", ADD_ONE, str(tmp_path / "c"), str(go), f"twin-{n}", text],
+                             stdout=subprocess.PIPE, text=True) for n in range(2)]
+    import time
+    time.sleep(6)  # both have opened the cluster and warmed the encoder, then wait for the file
+    go.touch()
+    outcomes = sorted(r.communicate(timeout=120)[0].strip().splitlines()[-1] for r in runs)
+    cluster = Cluster.open(tmp_path / "c")
+    assert outcomes == ["added", "refused"], outcomes
+    assert len(cluster) == len(index) + 1 and sum(holds(cluster, f"twin-{n}") for n in range(2)) == 1
 
 
 def test_topics_are_fitted_on_a_sample_across_shards_and_assigned_in_each(latent_topics, tmp_path):

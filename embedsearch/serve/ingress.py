@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus import Document
-from ..dedup import decide
 from ..errors import IdConflictError, InputError, UnknownIdError
 from ..retrieval.search import check_k
 from ..shards import Cluster, Shard
@@ -165,17 +164,18 @@ class Ingress:
         return csv_report(report, len(documents))
 
     async def add(self, body: AddDocuments) -> dict[str, Any]:
-        """Embed and add documents, each to its shard, as one new cut."""
+        """Embed and add documents, each to its shard, as one new cut; with ``check_duplicates``, each is
+        judged against every shard under the write's lock first (``Cluster.add_checked``)."""
         documents = [d.document(n) for n, d in enumerate(body.documents)]
-        report = None
-        if body.check_duplicates:  # judged, then added: a concurrent add of the same abstract is not seen
-            report = await asyncio.to_thread(lambda: Cluster.open(self.root).check_duplicates(documents))
-            keep = decide(report, [d.id for d in documents], body.on_duplicate)
-            documents = [d for d, kept in zip(documents, keep.tolist()) if kept]
-        skipped = sorted({p.a for p in report.pairs}) if report is not None and body.on_duplicate == "skip" else []
-        cluster = await asyncio.to_thread(self._write, "add", documents) if documents else Cluster.open(self.root)
-        return {"added": len(documents), "cut": cluster.cut.number, "documents": len(cluster), "skipped": skipped,
-                **({"duplicates": report.to_json()} if report is not None else {})}
+        if not body.check_duplicates:
+            cluster = await asyncio.to_thread(self._write, "add", documents)
+            return {"added": len(documents), "cut": cluster.cut.number, "documents": len(cluster), "skipped": []}
+        cluster = Cluster.open(self.root)
+        report = await asyncio.to_thread(self._write, "add_checked", documents, body.on_duplicate, cluster=cluster)
+        flagged = sorted({p.a for p in report.pairs})
+        skipped = flagged if body.on_duplicate == "skip" else []
+        return {"added": len(documents) - len(skipped), "cut": cluster.cut.number, "documents": len(cluster),
+                "skipped": skipped, "duplicates": report.to_json()}
 
     async def remove(self, doc_id: str) -> dict[str, Any]:
         cluster = await asyncio.to_thread(self._write, "remove", [doc_id])
@@ -186,9 +186,9 @@ class Ingress:
         return {"cut": cluster.cut.number, "documents": len(cluster),
                 "segments": {s.name: len(s.index.snapshot.segments) for s in cluster.shards}}
 
-    def _write(self, method: str, *items: list) -> Cluster:
+    def _write(self, method: str, *items: Any, cluster: Cluster | None = None) -> Any:
         try:
-            return getattr(Cluster.open(self.root), method)(*items, wait=self.settings.lock_wait_s)
+            return getattr(cluster or Cluster.open(self.root), method)(*items, wait=self.settings.lock_wait_s)
         except (IdConflictError, UnknownIdError) as exc:
             raise type(exc)(str(exc).replace(str(self.root), "the cluster")) from None
 

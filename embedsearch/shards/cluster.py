@@ -170,21 +170,40 @@ class Cluster:
 
     def add(self, documents: Iterable[Document], wait: bool | float = True) -> Cluster:
         """Embed and add ``documents``, each to the shard its id routes to, then publish the next cut."""
-        documents = list(documents)
+        self._add(list(documents), None, "add", wait)
+        return self
+
+    def add_checked(self, documents: Iterable[Document], on_duplicate: str = "refuse",
+                    settings: DedupSettings | None = None, wait: bool | float = True) -> DuplicateReport:
+        """``add``, each new abstract first judged against every shard (as ``check_duplicates``) under the
+        same lock as the write, so two adds of one abstract cannot both pass; embedded once. A duplicate
+        refuses the whole add, is skipped, or is added anyway (``on_duplicate``, as ``Index.add_checked``)."""
+        return self._add(list(documents), settings or DedupSettings(), on_duplicate, wait)
+
+    def _add(self, documents: list[Document], settings: DedupSettings | None, on_duplicate: str,
+             wait: bool | float) -> DuplicateReport | None:
+        from ..dedup import decide
+        from ..dedup.pending import Pending
+        from .duplicates import against
+
         check_unique(documents)
         with lock(self.root, "add", wait), through_cluster():
             current = Cluster.open(self.root)
-            owners = [cuts.owner(d.id, len(current.shards)) for d in documents]
+            owners = np.asarray([cuts.owner(d.id, len(current.shards)) for d in documents], dtype=np.int64)
             for s, shard in enumerate(current.shards):
-                mine = [d for d, o in zip(documents, owners) if o == s]
-                if mine:
-                    shard.index.refresh()
-                    writer.refuse_present(shard.index.snapshot, [d.id for d in mine])
+                writer.refuse_present(shard.index.refresh().snapshot, [d.id for d, o in zip(documents, owners) if o == s])
+            vectors = writer.embed_new(current.shards[0].index.snapshot, documents, False)
+            report, keep = None, np.ones(len(documents), dtype=bool)
+            if settings is not None:
+                report = against(Pending(documents, vectors), [s.index.snapshot for s in current.shards], settings)
+                keep = decide(report, [d.id for d in documents], on_duplicate)
             for s, shard in enumerate(current.shards):
-                mine = [d for d, o in zip(documents, owners) if o == s]
-                if mine:
-                    shard.index.add(mine, wait=wait)
-            return self._publish(current)
+                mine = np.flatnonzero(keep & (owners == s))
+                if len(mine):
+                    shard.index.add_embedded([documents[i] for i in mine], vectors[mine], wait=wait)
+            if keep.any():
+                self._publish(current)
+            return report
 
     def remove(self, ids: Iterable[str], wait: bool | float = True) -> Cluster:
         """Mark ``ids`` deleted in their shards, then publish the next cut."""
