@@ -151,14 +151,39 @@ def test_topics_are_fitted_on_a_sample_across_shards_and_assigned_in_each(latent
     assert again.assignments == model.assignments and again.ids == model.ids
 
 
-def test_topics_of_a_later_cut_are_fitted_again(latent_topics, tmp_path):
+def test_a_later_cut_carries_the_topics_over_as_one_index_does(latent_topics, tmp_path):
+    """After adds and a remove, the cluster's topics keep their ids, labels and keywords; each new paper takes
+    the topic its nearest placed papers over every shard hold, as ``extend`` places it in one index holding
+    the same documents; ``refit`` fits again."""
+    from embedsearch import Index
+    from embedsearch.topics.extend import extend
+
     index, _ = latent_topics
-    cluster = Cluster.split(index, tmp_path / "c", 2)
-    before = cluster.topics(TopicSettings(sample=600, runs=5))
-    cluster.remove([index.documents.ids[0]])
-    after = cluster.topics(TopicSettings(sample=600, runs=5))
-    assert len(after.ids) == len(before.ids) - 1 and index.documents.ids[0] not in after.ids
-    assert after.settings["corpus_version"] == cluster.cut.number != before.settings["corpus_version"]
+    ids, vectors = index.documents.ids, np.asarray(index.embeddings, dtype=np.float32)
+    documents = index.snapshot.documents.get(list(range(len(ids))))
+    held = np.arange(len(ids)) % 50 == 7  # 30 papers the first fit does not see
+    start = Index.from_embeddings([d for d, h in zip(documents, held) if not h], vectors[~held],
+                                  tmp_path / "start", index.manifest["model"])
+    cluster = Cluster.split(start, tmp_path / "c", 2)
+    settings = TopicSettings(sample=600, runs=5)
+    before = cluster.topics(settings)
+    cluster.add_embedded([d for d, h in zip(documents, held) if h], vectors[held])
+    cluster.remove([start.documents.ids[0]])
+    after = cluster.topics(settings)
+    assert after.settings["corpus_version"] == cluster.cut.number and after.settings["changed"] == 31
+    assert [[(t.id, t.label, t.keywords) for t in level] for level in after.levels] == \
+        [[(t.id, t.label, t.keywords) for t in level] for level in before.levels]
+    assert set(after.ids) == set(ids) - {start.documents.ids[0]}
+    final = [d for d in documents if d.id != start.documents.ids[0]]
+    one = Index.from_embeddings(final, vectors[[ids.index(d.id) for d in final]], tmp_path / "one",
+                                index.manifest["model"])
+    expected = extend(before, one.snapshot)
+    topic = {doc_id: t for doc_id, t in zip(expected.ids, expected.assignments[0])}
+    new = [d.id for d, h in zip(documents, held) if h]
+    assert [after.assignments[0][after.ids.index(i)] for i in new] == [topic[i] for i in new]
+    assert sum(topic[i] >= 0 for i in new) >= 25
+    refitted = cluster.topics(settings, refit=True)
+    assert "changed" not in refitted.settings and len(refitted.ids) == len(after.ids)
 
 
 def test_the_cli_reports_duplicates_and_topics_of_a_cluster(planted, tmp_path):

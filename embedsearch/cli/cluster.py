@@ -10,7 +10,7 @@ import typer
 
 from ..serve.settings import ClusterSettings
 from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, open_index, ray_settings
-from .explore import MinSizeOpt, SampleOpt, SeedOpt, print_report
+from .explore import MinSizeOpt, RefitOpt, SampleOpt, SeedOpt, print_report
 
 _DEFAULT = ClusterSettings()
 ClusterOpt = typer.Option(..., "--cluster", "-c", help="Cluster folder (made by `embedsearch shard`).")
@@ -57,10 +57,10 @@ def cluster_dedup(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, engine: s
 @app.command("cluster-topics")
 @friendly
 def cluster_topics(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, min_size: int | None = MinSizeOpt,
-                   seed: int = SeedOpt, sample: int = SampleOpt, engine: str = EngineOpt,
+                   seed: int = SeedOpt, sample: int = SampleOpt, refit: bool = RefitOpt, engine: str = EngineOpt,
                    ray_address: str | None = RayAddressOpt) -> None:
     """Topics over every shard: fitted on a sample drawn across the shards, the rest assigned shard by shard
-    (as Ray tasks with ``--engine ray``)."""
+    (as Ray tasks with ``--engine ray``); after writes, the last fit is carried over unless ``--refit``."""
     import json
 
     from ..engine.distributed import job_map
@@ -69,7 +69,7 @@ def cluster_topics(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, min_size
 
     opened = Cluster.open(cluster)
     model = opened.topics(TopicSettings(min_size=min_size, seed=seed, sample=sample),
-                          job_map(ray_settings(engine, ray_address)))
+                          job_map(ray_settings(engine, ray_address)), refit)
     if as_json:
         typer.echo(json.dumps(model.to_json(), ensure_ascii=False))
         return

@@ -2,7 +2,8 @@
 them. The first request for a cut asks for its topics (``Cluster.topics``: a sample fitted across the
 shards, the rest assigned shard by shard), fitted in a child process that saves them in the cluster's
 ``topics/`` folder; until they are ready the answer is 503 with ``Retry-After``, and after a write the
-newest model ready is served (naming its ``cut``) while the next cut's is fitted."""
+newest model ready is served (naming its ``cut``) while the next cut's is made: the last fit carried over
+(new papers join their nearest papers' topics, labels stay), or fitted again once too much has changed."""
 
 from __future__ import annotations
 

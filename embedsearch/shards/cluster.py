@@ -138,14 +138,15 @@ class Cluster:
             raise UnknownIdError(f"no document with id {doc_id!r} in {self.root}")
         return shard.documents([row])[0]
 
-    def topics(self, settings: TopicSettings | None = None, map_jobs: JobRunner = local_map,
+    def topics(self, settings: TopicSettings | None = None, map_jobs: JobRunner = local_map, refit: bool = False,
                **overrides: Any) -> TopicModel:
         """Topics over every shard: fitted on a sample drawn across the shards, the rest assigned shard by
-        shard (``shards.topics``); saved per cut and settings."""
+        shard (``shards.topics``); saved per cut and settings, and carried over to later cuts (new papers
+        join their nearest papers' topics) until too much changed or ``refit``."""
         from .topics import fit
 
         return fit(self.root, self.cut.number, [s.index.snapshot for s in self.shards], self.encode,
-                   replace(settings or TopicSettings(), **overrides), map_jobs)
+                   replace(settings or TopicSettings(), **overrides), map_jobs, refit)
 
     def duplicates(self, settings: DedupSettings | None = None, of: Sequence[str] | None = None,
                    map_jobs: JobRunner = local_map, **overrides: Any) -> DuplicateReport:
@@ -180,8 +181,17 @@ class Cluster:
         refuses the whole add, is skipped, or is added anyway (``on_duplicate``, as ``Index.add_checked``)."""
         return self._add(list(documents), settings or DedupSettings(), on_duplicate, wait)
 
+    def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> Cluster:
+        """``add`` of documents whose vectors were made with the cluster's model (``Index.add_embedded``)."""
+        documents, embeddings = list(documents), np.asarray(embeddings, dtype=np.float32)
+        if embeddings.ndim != 2 or len(embeddings) != len(documents):
+            raise InputError(f"{len(documents)} documents need {len(documents)} vectors, got an array of shape "
+                             f"{embeddings.shape}; nothing was added")
+        self._add(documents, None, "add", wait, embeddings)
+        return self
+
     def _add(self, documents: list[Document], settings: DedupSettings | None, on_duplicate: str,
-             wait: bool | float) -> DuplicateReport | None:
+             wait: bool | float, vectors: np.ndarray | None = None) -> DuplicateReport | None:
         from ..dedup import decide
         from ..dedup.pending import Pending
         from .duplicates import against
@@ -192,7 +202,8 @@ class Cluster:
             owners = np.asarray([cuts.owner(d.id, len(current.shards)) for d in documents], dtype=np.int64)
             for s, shard in enumerate(current.shards):
                 writer.refuse_present(shard.index.refresh().snapshot, [d.id for d, o in zip(documents, owners) if o == s])
-            vectors = writer.embed_new(current.shards[0].index.snapshot, documents, False)
+            if vectors is None:
+                vectors = writer.embed_new(current.shards[0].index.snapshot, documents, False)
             report, keep = None, np.ones(len(documents), dtype=bool)
             if settings is not None:
                 report = against(Pending(documents, vectors), [s.index.snapshot for s in current.shards], settings)

@@ -2,7 +2,9 @@
 cluster in shard order, so each shard gives in proportion to its size), then each shard's other documents
 assigned to the fitted topics by a vote of their nearest sample papers, as ``topics.sample`` assigns them,
 in jobs per shard (``map_jobs``: this process, or Ray tasks). Saved in the cluster's ``topics/`` folder,
-keyed by the cut and the settings, so a later cut is fitted again and an unchanged one is read back."""
+keyed by the cut and the settings: an unchanged cut is read back, and a later one carries the last fit over
+as one index does (``topics.extend``: each new paper takes the topic of its nearest placed papers over every
+shard; labels stay) until too much has changed, or ``refit`` asks for a new fit."""
 
 from __future__ import annotations
 
@@ -19,27 +21,36 @@ from ..store.snapshot import Snapshot
 from ..topics import TopicModel, TopicSettings
 from ..topics.assemble import Corpus, assemble, enough
 from ..topics.cluster import enable_numba_cache
-from ..topics.model import FORMAT, load, save
-from ..topics.sample import ROWS_PER_JOB, assign, fit_sample, sample_rows
+from ..topics.extend import carry
+from ..topics.model import FORMAT, latest, load, prune, save
+from ..topics.sample import ROWS_PER_JOB, VOTERS, assign, fit_sample, sample_rows
 
 FOLDER = "topics"
 
 
 def fit(root: Path, cut: int, snapshots: list[Snapshot], encode, settings: TopicSettings = TopicSettings(),
-        map_jobs: JobRunner = local_map) -> TopicModel:
+        map_jobs: JobRunner = local_map, refit: bool = False) -> TopicModel:
     """Topics over the live documents of every shard (``snapshots``, one per shard, at cut number ``cut``)."""
     sizes = [len(s) for s in snapshots]
     n = sum(sizes)
     resolved = settings.resolve(n)
     key = json.dumps([asdict(resolved), cut, sizes, FORMAT], sort_keys=True)
     folder = root / FOLDER / hashlib.sha256(key.encode()).hexdigest()[:12]
-    if (folder / "model.json").exists():
+    if (folder / "model.json").exists() and not refit:
         try:
             return load(folder)
         except CorruptIndexError:
             pass
-    enable_numba_cache()
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    base = None if refit else latest(root / FOLDER, settings)
+    model = None if base is None else carry(base, [i for s in snapshots for i in s.documents.ids],
+                                            lambda rows: _vectors(snapshots, offsets, rows),
+                                            lambda queries, kept: _neighbours(snapshots, offsets, queries, kept), cut)
+    if model is not None:
+        save(model, folder)
+        prune(root / FOLDER, settings)
+        return model
+    enable_numba_cache()
     chosen = sample_rows(n, min(resolved.sample, n), resolved.seed)
     local = [chosen[(chosen >= offsets[s]) & (chosen < offsets[s + 1])] - offsets[s] for s in range(len(snapshots))]
     vectors = np.concatenate([np.asarray(s.embeddings[rows], dtype=np.float32) for s, rows in zip(snapshots, local)])
@@ -64,3 +75,25 @@ def fit(root: Path, cut: int, snapshots: list[Snapshot], encode, settings: Topic
                      {"shards": sizes, "sampled_per_shard": [len(rows) for rows in local]})
     save(model, folder)
     return model
+
+
+def _vectors(snapshots: list[Snapshot], offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The vectors of cluster rows (shard after shard, each in its own row order)."""
+    shard = np.searchsorted(offsets, rows, side="right") - 1
+    out = np.empty((len(rows), snapshots[0].embeddings.shape[1]), dtype=np.float32)
+    for t in np.unique(shard).tolist():
+        chosen = shard == t
+        out[chosen] = snapshots[t].embeddings[rows[chosen] - offsets[t]]
+    return out
+
+
+def _neighbours(snapshots: list[Snapshot], offsets: np.ndarray, queries: np.ndarray,
+                allowed: np.ndarray) -> list[np.ndarray]:
+    """Each query's ``VOTERS`` nearest allowed cluster rows: the best of every shard's, ties by row."""
+    found: list[list[tuple[float, int]]] = [[] for _ in range(len(queries))]
+    for t, snapshot in enumerate(snapshots):
+        mine = allowed[offsets[t]:offsets[t + 1]]
+        if mine.any():
+            for hits, answer in zip(found, snapshot.dense(queries, VOTERS, allowed=mine)):
+                hits.extend((-cosine, int(offsets[t]) + row) for row, cosine in answer)
+    return [np.asarray([row for _, row in sorted(hits)[:VOTERS]], dtype=np.int64) for hits in found]

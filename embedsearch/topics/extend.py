@@ -7,6 +7,7 @@ asks for it at any time."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -18,9 +19,25 @@ from .sample import VOTERS, vote
 REFIT_SHARE = 0.2
 
 
+Neighbours = Callable[[np.ndarray, np.ndarray], list[np.ndarray]]  # (queries, rows allowed) -> voters' rows
+
+
 def extend(base: TopicModel, snapshot: Snapshot) -> TopicModel | None:
     """``base`` carried over to the documents of ``snapshot``; None when too much changed (refit)."""
-    ids = snapshot.documents.ids
+    def neighbours(queries: np.ndarray, allowed: np.ndarray) -> list[np.ndarray]:
+        return [np.asarray([r for r, _ in hits], dtype=np.int64)
+                for hits in snapshot.dense(queries, VOTERS, allowed=allowed)]
+
+    return carry(base, snapshot.documents.ids, lambda rows: np.asarray(snapshot.embeddings[rows], dtype=np.float32),
+                 neighbours, snapshot.generation.corpus_version)
+
+
+def carry(base: TopicModel, ids: Sequence[str], vectors: Callable[[np.ndarray], np.ndarray], neighbours: Neighbours,
+          version: int) -> TopicModel | None:
+    """``base`` carried over to the documents ``ids`` (by row; ``vectors`` reads rows' vectors, ``neighbours``
+    finds each query's ``VOTERS`` nearest among allowed rows) at corpus version ``version``: ``extend`` for
+    one index, and for a cluster whose rows run over every shard. None when too much changed (refit)."""
+    ids = list(ids)
     known = {doc_id: row for row, doc_id in enumerate(base.ids)}
     before = np.fromiter((known.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
     new = np.flatnonzero(before < 0)
@@ -35,12 +52,10 @@ def extend(base: TopicModel, snapshot: Snapshot) -> TopicModel | None:
     coordinates[kept] = base.coordinates[before[kept]]
     for start in range(0, len(new), 2048):
         rows = new[start:start + 2048]
-        queries = np.asarray(snapshot.embeddings[rows], dtype=np.float32)
-        for row, hits in zip(rows, snapshot.dense(queries, VOTERS, allowed=kept)):
-            voters = np.asarray([r for r, _ in hits], dtype=np.int64)
+        for row, voters in zip(rows, neighbours(vectors(rows), kept)):
             labels[row] = vote(np.concatenate([labels[voters], np.full(VOTERS - len(voters), -1)])[None, :])[0]
             coordinates[row] = coordinates[voters].mean(axis=0)
-    settings = {**base.settings, "changed": changed, "corpus_version": snapshot.generation.corpus_version}
+    settings = {**base.settings, "changed": changed, "corpus_version": version}
     return _rebuild(base, tuple(ids), labels, coordinates, settings)
 
 
@@ -66,4 +81,4 @@ def _rebuild(base: TopicModel, ids: tuple[str, ...], labels: np.ndarray, coordin
                       tuple(a for a in base.attached if a in live), settings, coordinates, base.centroids)
 
 
-__all__ = ["REFIT_SHARE", "Topic", "extend"]
+__all__ = ["REFIT_SHARE", "Topic", "carry", "extend"]

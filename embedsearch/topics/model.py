@@ -50,12 +50,12 @@ def fit(snapshot: Snapshot, settings: cl.TopicSettings = cl.TopicSettings(), map
             return model
         except CorruptIndexError:
             shutil.rmtree(folder, ignore_errors=True)
-    base = None if refit else _latest(snapshot, settings)
+    base = None if refit else latest(snapshot.path / FOLDER, settings)
     model = extend(base, snapshot) if base is not None else None
     if model is not None:
         model.topics(level)
         save(model, folder)
-        _prune(snapshot, settings)
+        prune(snapshot.path / FOLDER, settings)
         return model
     cl.enable_numba_cache()
     embeddings = np.asarray(snapshot.embeddings, dtype=np.float32)
@@ -79,9 +79,9 @@ def fit(snapshot: Snapshot, settings: cl.TopicSettings = cl.TopicSettings(), map
     return model
 
 
-def _saved(snapshot: Snapshot, settings: cl.TopicSettings) -> list[tuple[int, Path]]:
-    """Saved fits of this index with the same requested settings, newest corpus version first."""
-    root = snapshot.path / FOLDER
+def _saved(root: Path, settings: cl.TopicSettings) -> list[tuple[int, Path]]:
+    """Saved fits under ``root`` (an index's or a cluster's ``topics``) with the same requested settings,
+    newest corpus version first."""
     wanted = asdict(settings)
     found = []
     for folder in root.iterdir() if root.is_dir() else ():
@@ -95,9 +95,9 @@ def _saved(snapshot: Snapshot, settings: cl.TopicSettings) -> list[tuple[int, Pa
     return sorted(found, reverse=True)
 
 
-def _latest(snapshot: Snapshot, settings: cl.TopicSettings) -> TopicModel | None:
-    """The most recent saved fit of this index with the same requested settings, if any."""
-    for _, folder in _saved(snapshot, settings):
+def latest(root: Path, settings: cl.TopicSettings) -> TopicModel | None:
+    """The most recent saved fit under ``root`` with the same requested settings, if any."""
+    for _, folder in _saved(root, settings):
         try:
             return load(folder)
         except CorruptIndexError:
@@ -108,11 +108,11 @@ def _latest(snapshot: Snapshot, settings: cl.TopicSettings) -> TopicModel | None
 KEEP_CARRIED = 2
 
 
-def _prune(snapshot: Snapshot, settings: cl.TopicSettings) -> None:
+def prune(root: Path, settings: cl.TopicSettings) -> None:
     """Drop carried-over fits older than the newest ``KEEP_CARRIED`` (the previous one stays for readers
     still on the previous generation): a service that carries topics over after every commit would
     otherwise keep one saved model per commit."""
-    for _, folder in _saved(snapshot, settings)[KEEP_CARRIED:]:
+    for _, folder in _saved(root, settings)[KEEP_CARRIED:]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
