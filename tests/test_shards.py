@@ -160,6 +160,17 @@ def test_a_shard_is_written_only_through_its_cluster(cluster, single, scifact_sa
     assert Index.load(shard).generation == before + 1 and victim not in Index.load(shard).documents.row_of
 
 
+def test_a_cluster_split_before_shards_were_marked_is_guarded_from_its_first_write(single, tmp_path):
+    older = Cluster.split(single, tmp_path / "old", 2)
+    for shard in older.shards:
+        (shard.index.path / "shard.json").unlink()  # as Cluster.split wrote clusters before the marker
+    shard = older.shards[1].index.path
+    Index.load(shard).remove([Index.load(shard).documents.ids[0]])  # unguarded: goes through
+    older.remove([Index.load(shard).documents.ids[0]])
+    with pytest.raises(InputError, match="write through the cluster"):
+        Index.load(shard).remove([Index.load(shard).documents.ids[0]])
+
+
 def test_too_many_shards_and_an_existing_folder_are_refused(single, tmp_path):
     small = Index.from_embeddings(list(single.documents)[:2], np.asarray(single.embeddings[[0, 1]]),
                                   tmp_path / "two", single.manifest["model"])

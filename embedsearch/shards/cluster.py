@@ -22,7 +22,7 @@ from ..errors import InputError, ModelMismatchError, UnknownIdError
 from ..index import Index
 from ..retrieval.search import Hit, band, check_k
 from ..store import writer
-from ..store.guard import mark, through_cluster
+from ..store.guard import SHARD, mark, through_cluster
 from ..store.lock import writer as lock
 from ..topics import TopicModel, TopicSettings
 from . import cut as cuts
@@ -198,7 +198,7 @@ class Cluster:
 
         check_unique(documents)
         with lock(self.root, "add", wait), through_cluster():
-            current = Cluster.open(self.root)
+            current = self._writing()
             owners = np.asarray([cuts.owner(d.id, len(current.shards)) for d in documents], dtype=np.int64)
             for s, shard in enumerate(current.shards):
                 writer.refuse_present(shard.index.refresh().snapshot, [d.id for d, o in zip(documents, owners) if o == s])
@@ -220,7 +220,7 @@ class Cluster:
         """Mark ``ids`` deleted in their shards, then publish the next cut."""
         ids = list(dict.fromkeys(ids))
         with lock(self.root, "remove", wait), through_cluster():
-            current = Cluster.open(self.root)
+            current = self._writing()
             owned = [[i for i in ids if cuts.owner(i, len(current.shards)) == s] for s in range(len(current.shards))]
             for shard, mine in zip(current.shards, owned):
                 unknown = [i for i in mine if i not in shard.index.refresh().documents.row_of]
@@ -234,10 +234,19 @@ class Cluster:
     def compact(self, wait: bool | float = True) -> Cluster:
         """Merge each shard's segments and drop its deleted rows (``Index.compact``), then publish the next cut."""
         with lock(self.root, "compact", wait), through_cluster():
-            current = Cluster.open(self.root)
+            current = self._writing()
             for shard in current.shards:
                 shard.index.refresh().compact(wait=wait)
             return self._publish(current)
+
+    def _writing(self) -> Cluster:
+        """The cluster as it is now, under a write's lock, each shard marked as one (``store.guard``): a
+        cluster split before shards were marked is guarded from its first write on."""
+        current = Cluster.open(self.root)
+        for shard in current.shards:
+            if not (shard.index.path / SHARD).is_file():
+                mark(shard.index.path, self.root)
+        return current
 
     def _publish(self, current: Cluster) -> Cluster:
         cuts.publish(self.root, [Index.load(s.index.path).generation for s in current.shards])
