@@ -17,6 +17,7 @@ import numpy as np
 from ..corpus import Document
 from ..shards import Cluster
 from ..shards import cut as cuts
+from ..shards import rows as cluster_rows
 from .topics import Ready, TopicsState
 
 FIT = "import sys; from embedsearch.shards import Cluster; Cluster.open(sys.argv[1], int(sys.argv[2])).topics()"
@@ -74,18 +75,15 @@ class ClusterTopics:
 
 
 class Rows:
-    """A cluster's documents by the row its topics give them: shard after shard, each in its own row order."""
+    """A cluster's documents by the row its topics give them (``shards.rows``)."""
 
     def __init__(self, cluster: Cluster):
         self.shards = cluster.shards
-        self.offsets = np.cumsum([0] + [len(s.index) for s in cluster.shards])
+        self.offsets = cluster_rows.offsets([len(s.index) for s in cluster.shards])
 
     def get(self, rows: list[int]) -> list[Document]:
-        rows_of = np.asarray(rows, dtype=np.int64)
-        shard_of = np.searchsorted(self.offsets, rows_of, side="right") - 1
         out: list[Document | None] = [None] * len(rows)
-        for s in np.unique(shard_of).tolist():
-            chosen = np.flatnonzero(shard_of == s)
-            for i, doc in zip(chosen.tolist(), self.shards[s].documents((rows_of[chosen] - self.offsets[s]).tolist())):
+        for s, where, local in cluster_rows.by_shard(self.offsets, np.asarray(rows, dtype=np.int64)):
+            for i, doc in zip(where.tolist(), self.shards[s].documents(local.tolist())):
                 out[i] = doc
         return out  # type: ignore[return-value]

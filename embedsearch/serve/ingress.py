@@ -13,8 +13,7 @@ from ..errors import IdConflictError, InputError, UnknownIdError
 from ..retrieval.search import check_k
 from ..shards import Cluster, Shard
 from ..shards import cut as cuts
-from ..shards.cluster import hits_of
-from ..shards.merge import depth, merge, request
+from ..shards.merge import depth, hits_of, merge, request
 from ..store.fields import describe
 from .api import bands, hits_json, shown
 from .cluster_topics import ClusterTopics

@@ -20,14 +20,14 @@ from ..dedup import DedupSettings, DuplicateReport
 from ..engine.jobs import JobRunner, local_map
 from ..errors import InputError, ModelMismatchError, UnknownIdError
 from ..index import Index
-from ..retrieval.search import Hit, band, check_k
+from ..retrieval.search import Hit, check_k
 from ..store import writer
 from ..store.guard import SHARD, mark, through_cluster
 from ..store.lock import writer as lock
 from ..topics import TopicModel, TopicSettings
 from . import cut as cuts
-from .merge import Placed, depth, merge, request
-from .shard import Candidate, Shard
+from .merge import depth, hits_of, merge, request, without
+from .shard import Shard
 
 
 @dataclass(frozen=True)
@@ -253,24 +253,6 @@ class Cluster:
         opened = Cluster.open(self.root)
         self.__dict__.update(opened.__dict__)
         return self
-
-
-def without(offered: Sequence[Sequence[Candidate]], skip: tuple[int, int] | None) -> list[Sequence[Candidate]]:
-    """Each shard's candidates, less the row ``skip`` = ``(shard, row)`` (the paper a "similar" asks about)."""
-    return [[c for c in found if (s, c.row) != skip] for s, found in enumerate(offered)]
-
-
-def hits_of(placed: Sequence[Placed], fetch: Sequence, bands: tuple[float, float]) -> list[Hit]:
-    """Hits for merged results, each document fetched from its shard (``fetch[s](rows)``), in rank order."""
-    documents: dict[tuple[int, int], Document] = {}
-    for s in sorted({p.shard for p in placed}):
-        rows = [p.ranked.row for p in placed if p.shard == s]
-        documents.update({(s, r): d for r, d in zip(rows, fetch[s](rows))})
-    out = []
-    for rank, p in enumerate(placed, start=1):
-        doc, r = documents[(p.shard, p.ranked.row)], p.ranked
-        out.append(Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25, band(r.cosine, bands)))
-    return out
 
 
 def _batches(index: Index, mine: np.ndarray, size: int) -> Iterator[tuple[list[Document], np.ndarray]]:

@@ -22,6 +22,7 @@ from ..engine.jobs import JobRunner, local_map
 from ..errors import UnknownIdError
 from ..store import vectors as vec
 from ..store.snapshot import Snapshot
+from . import rows as cluster_rows
 from .cut import owner
 
 _BLOCK = 2048
@@ -33,7 +34,7 @@ def find(snapshots: Sequence[Snapshot], settings: DedupSettings, of: Sequence[st
     ``of``, only those involving these ids (their neighbours are searched, not every document's). The
     neighbour search runs as jobs of ``rows_per_job`` rows of one shard through ``map_jobs`` (in this
     process, or Ray tasks that read the shard folders)."""
-    offsets = np.concatenate([[0], np.cumsum([len(s) for s in snapshots])]).astype(np.int64)
+    offsets = cluster_rows.offsets([len(s) for s in snapshots])
     ids = [i for snapshot in snapshots for i in snapshot.documents.ids]
     rows = None if of is None else _rows_of(snapshots, offsets, of)
     sources = snapshots if map_jobs.shares_memory else [(str(s.root), s.number) for s in snapshots]
@@ -53,10 +54,10 @@ def find(snapshots: Sequence[Snapshot], settings: DedupSettings, of: Sequence[st
             row = int(offsets[s]) + local
             seen = first.setdefault(text_hash(doc.text), row)
             if seen != row and (seen, row) not in pairs:
-                pairs[(seen, row)] = float(np.dot(_vector(snapshots, offsets, seen), _vector(snapshots, offsets, row)))
+                pairs[(seen, row)] = float(np.dot(*cluster_rows.vectors(snapshots, offsets, [seen, row])))
     by_shards: dict[tuple[int, int], dict[tuple[int, int], float]] = {}
     for (a, b), cosine in pairs.items():
-        sa, sb = _shard(offsets, a), _shard(offsets, b)
+        sa, sb = cluster_rows.shard_of(offsets, a), cluster_rows.shard_of(offsets, b)
         by_shards.setdefault((sa, sb), {})[(a - int(offsets[sa]), b - int(offsets[sb]))] = cosine
     candidates = []
     for (sa, sb), local in sorted(by_shards.items()):
@@ -71,7 +72,7 @@ def find(snapshots: Sequence[Snapshot], settings: DedupSettings, of: Sequence[st
 def against(new: Pending, snapshots: Sequence[Snapshot], settings: DedupSettings) -> DuplicateReport:
     """Each new abstract's matches over every shard, as ``Index.check_duplicates`` judges them in one index:
     its nearest neighbours are the best of every shard's shortlist, an exact copy is found by hash in each."""
-    offsets = np.concatenate([[0], np.cumsum([len(s) for s in snapshots])]).astype(np.int64)
+    offsets = cluster_rows.offsets([len(s) for s in snapshots])
     pairs: dict[tuple[int, int], float] = {}
     for start in range(0, len(new.documents), _BLOCK):
         queries = new.embeddings[start:start + _BLOCK]
@@ -82,11 +83,11 @@ def against(new: Pending, snapshots: Sequence[Snapshot], settings: DedupSettings
             match = exact_row(snapshot, doc.text)
             if match is not None:
                 row = int(offsets[t]) + match
-                pairs.setdefault((q, row), float(np.dot(new.embeddings[q], _vector(snapshots, offsets, row))))
+                pairs.setdefault((q, row), float(np.dot(new.embeddings[q], cluster_rows.vectors(snapshots, offsets, [row])[0])))
                 break
     by_shard: dict[int, dict[tuple[int, int], float]] = {}
     for (q, row), cosine in pairs.items():
-        s = _shard(offsets, row)
+        s = cluster_rows.shard_of(offsets, row)
         by_shard.setdefault(s, {})[(q, row - int(offsets[s]))] = cosine
     candidates = [replace(c, b_order=(0, int(offsets[s]) + c.b_order[1]))
                   for s, local in sorted(by_shard.items())
@@ -123,7 +124,7 @@ def edges(sources: Sequence, s: int, rows: np.ndarray, k: int, floor: float) -> 
     as ``(row, other, cosine)`` arrays in cluster rows. ``sources`` are the shards' snapshots or, on a Ray
     cluster, ``(path, generation)`` of each, which every worker can read."""
     snapshots = [open_snapshot(*x) if isinstance(x, tuple) else x for x in sources]
-    offsets = np.concatenate([[0], np.cumsum([len(x) for x in snapshots])]).astype(np.int64)
+    offsets = cluster_rows.offsets([len(x) for x in snapshots])
     left, right, scores = [], [], []
     for start in range(0, len(rows), _BLOCK):
         block = rows[start:start + _BLOCK].tolist()
@@ -135,12 +136,3 @@ def edges(sources: Sequence, s: int, rows: np.ndarray, k: int, floor: float) -> 
                     right.append(other)
                     scores.append(cosine)
     return np.asarray(left, np.int64), np.asarray(right, np.int64), np.asarray(scores, np.float32)
-
-
-def _shard(offsets: np.ndarray, row: int) -> int:
-    return int(np.searchsorted(offsets, row, side="right")) - 1
-
-
-def _vector(snapshots: Sequence[Snapshot], offsets: np.ndarray, row: int) -> np.ndarray:
-    s = _shard(offsets, row)
-    return np.asarray(snapshots[s].embeddings[[row - int(offsets[s])]], dtype=np.float32)[0]

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..corpus import Document
 from ..errors import InputError
-from ..retrieval.search import MODES, Ranked, SearchSettings, check_k, check_query, fuse
+from ..retrieval.search import MODES, Hit, Ranked, SearchSettings, band, check_k, check_query, fuse
 from ..store.vectors import Shortlisted, best
 from .shard import Candidate
 
@@ -66,3 +67,21 @@ def nearest(pool: Sequence[tuple[int, Candidate]], k: int) -> list[tuple[int, Ca
     shortlisted = {(s, c.row): (s, c) for s, c in pool if c.dense is not None}
     return [shortlisted[key] for key, _, _ in best([Shortlisted(key, c.approximate, c.dense) for key, (_, c) in
                                                    shortlisted.items()], k)]
+
+
+def without(offered: Sequence[Sequence[Candidate]], skip: tuple[int, int] | None) -> list[Sequence[Candidate]]:
+    """Each shard's candidates, less the row ``skip`` = ``(shard, row)`` (the paper a "similar" asks about)."""
+    return [[c for c in found if (s, c.row) != skip] for s, found in enumerate(offered)]
+
+
+def hits_of(placed: Sequence[Placed], fetch: Sequence, bands: tuple[float, float]) -> list[Hit]:
+    """Hits for merged results, each document fetched from its shard (``fetch[s](rows)``), in rank order."""
+    documents: dict[tuple[int, int], Document] = {}
+    for s in sorted({p.shard for p in placed}):
+        rows = [p.ranked.row for p in placed if p.shard == s]
+        documents.update({(s, r): d for r, d in zip(rows, fetch[s](rows))})
+    out = []
+    for rank, p in enumerate(placed, start=1):
+        doc, r = documents[(p.shard, p.ranked.row)], p.ranked
+        out.append(Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25, band(r.cosine, bands)))
+    return out

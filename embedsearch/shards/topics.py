@@ -22,6 +22,7 @@ from ..topics import TopicModel, TopicSettings
 from ..topics.assemble import Corpus, assemble, enough
 from ..topics.cluster import enable_numba_cache
 from ..topics.extend import carry
+from . import rows as cluster_rows
 from ..topics.model import FORMAT, latest, load, prune, save
 from ..topics.sample import ROWS_PER_JOB, VOTERS, assign, fit_sample, sample_rows
 
@@ -41,10 +42,10 @@ def fit(root: Path, cut: int, snapshots: list[Snapshot], encode, settings: Topic
             return load(folder)
         except CorruptIndexError:
             pass
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    offsets = cluster_rows.offsets(sizes)
     base = None if refit else latest(root / FOLDER, settings)
     model = None if base is None else carry(base, [i for s in snapshots for i in s.documents.ids],
-                                            lambda rows: _vectors(snapshots, offsets, rows),
+                                            lambda rows: cluster_rows.vectors(snapshots, offsets, rows),
                                             lambda queries, kept: _neighbours(snapshots, offsets, queries, kept), cut)
     if model is not None:
         save(model, folder)
@@ -75,16 +76,6 @@ def fit(root: Path, cut: int, snapshots: list[Snapshot], encode, settings: Topic
                      {"shards": sizes, "sampled_per_shard": [len(rows) for rows in local]})
     save(model, folder)
     return model
-
-
-def _vectors(snapshots: list[Snapshot], offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The vectors of cluster rows (shard after shard, each in its own row order)."""
-    shard = np.searchsorted(offsets, rows, side="right") - 1
-    out = np.empty((len(rows), snapshots[0].embeddings.shape[1]), dtype=np.float32)
-    for t in np.unique(shard).tolist():
-        chosen = shard == t
-        out[chosen] = snapshots[t].embeddings[rows[chosen] - offsets[t]]
-    return out
 
 
 def _neighbours(snapshots: list[Snapshot], offsets: np.ndarray, queries: np.ndarray,
