@@ -258,3 +258,20 @@ def test_duplicates_across_shards_as_ray_tasks_equal_the_local_ones(local_ray, p
     report = json.loads(run_cli("cluster-dedup", "--cluster", str(cluster.root), "--json", "--engine", "ray",
                                 "--ray-address", address, check=True).stdout)
     assert sorted(sorted(g["members"]) for g in report["groups"]) == sorted(sorted(g.members) for g in expected.groups)
+
+
+def test_cluster_topics_assigned_as_ray_tasks_that_read_the_shards_equal_the_local_ones(local_ray, latent_topics,
+                                                                                         tmp_path):
+    """The documents outside the sample are assigned in one Ray task per shard (20,000 rows a job), each opening
+    its shard's folder: the same topics and map positions as in this process."""
+    from embedsearch.engine.distributed import RayMap
+    from embedsearch.shards import Cluster
+    from embedsearch.topics import TopicSettings
+
+    index, _ = latent_topics
+    settings = TopicSettings(sample=600, seed=3)
+    local = Cluster.split(index, tmp_path / "local", 2).topics(settings)
+    mapper = RayMap()
+    on_ray = Cluster.split(index, tmp_path / "ray", 2).topics(settings, mapper)
+    assert on_ray.assignments == local.assignments and sum(mapper.nodes.values()) == 2
+    np.testing.assert_allclose(on_ray.coordinates, local.coordinates, atol=1e-4)

@@ -1,7 +1,7 @@
 """Topics of a cluster: UMAP + HDBSCAN fitted on one seeded sample drawn across every shard (rows of the
 cluster in shard order, so each shard gives in proportion to its size), then each shard's other documents
 assigned to the fitted topics by a vote of their nearest sample papers, as ``topics.sample`` assigns them,
-in jobs per shard (``map_jobs``: this process, or Ray tasks). Saved in the cluster's ``topics/`` folder,
+in jobs per shard (``map_jobs``: this process, or Ray tasks that read the shard folders). Saved in the cluster's ``topics/`` folder,
 keyed by the cut and the settings: an unchanged cut is read back, and a later one carries the last fit over
 as one index does (``topics.extend``: each new paper takes the topic of its nearest placed papers over every
 shard; labels stay) until too much has changed, or ``refit`` asks for a new fit."""
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..dedup.partitions import open_snapshot
 from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError
 from ..store.snapshot import Snapshot
@@ -59,14 +60,15 @@ def fit(root: Path, cut: int, snapshots: list[Snapshot], encode, settings: Topic
     labels = np.full(n, -1, dtype=np.int64)
     coordinates = np.zeros((n, 2), dtype=np.float32)
     labels[chosen], coordinates[chosen] = sample_labels, sample_coordinates
+    sources = snapshots if map_jobs.shares_memory else [(str(s.root), s.number) for s in snapshots]
     blocks, jobs = [], []
-    for s, snapshot in enumerate(snapshots):
+    for s in range(len(snapshots)):
         rest = np.setdiff1d(np.arange(sizes[s]), local[s])
         for start in range(0, len(rest), ROWS_PER_JOB):
             block = rest[start:start + ROWS_PER_JOB]
             blocks.append(offsets[s] + block)
-            jobs.append((fitted, np.asarray(snapshot.embeddings[block], dtype=np.float32)))
-    for block, (block_labels, block_coordinates) in zip(blocks, map_jobs(assign, jobs)):
+            jobs.append((fitted, sources[s], block))
+    for block, (block_labels, block_coordinates) in zip(blocks, map_jobs(_assign, jobs)):
         labels[block], coordinates[block] = block_labels, block_coordinates
     enough(labels, n, resolved)
     corpus = Corpus(tuple(i for s in snapshots for i in s.documents.ids),
@@ -76,6 +78,13 @@ def fit(root: Path, cut: int, snapshots: list[Snapshot], encode, settings: Topic
                      {"shards": sizes, "sampled_per_shard": [len(rows) for rows in local]})
     save(model, folder)
     return model
+
+
+def _assign(fitted, source, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One job: ``topics.sample.assign`` for rows of one shard, read where the job runs (``source``: the
+    snapshot, or ``(path, generation)`` of one every Ray worker can open), so no vectors travel with it."""
+    snapshot = open_snapshot(*source) if isinstance(source, tuple) else source
+    return assign(fitted, np.asarray(snapshot.embeddings[rows], dtype=np.float32))
 
 
 def _neighbours(snapshots: list[Snapshot], offsets: np.ndarray, queries: np.ndarray,
