@@ -269,7 +269,7 @@ def test_cluster_topics_assigned_as_ray_tasks_that_read_the_shards_equal_the_loc
     from embedsearch.topics import TopicSettings
 
     index, _ = latent_topics
-    settings = TopicSettings(sample=600, seed=3)
+    settings = TopicSettings(sample=600, seed=3, runs=5)
     local = Cluster.split(index, tmp_path / "local", 2).topics(settings)
     mapper = RayMap()
     on_ray = Cluster.split(index, tmp_path / "ray", 2).topics(settings, mapper)
