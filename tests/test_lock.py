@@ -70,6 +70,22 @@ def test_a_dependency_the_lock_lacks_is_named(tmp_path, monkeypatch):
     assert any("lacks filelock" in p for p in problems("test.lock", "serve", "test", "ray", "cluster"))
 
 
+
+def test_the_locked_pytest_keeps_xdist_groups_on_one_worker(tmp_path):
+    """The Ray tests share one worker through ``xdist_group`` (one Ray, one ``serve-cluster``): with pytest
+    9.2 and pytest-xdist 3.8 the groups are silently ignored, so a lock that pulls such a pair goes red here."""
+    import subprocess
+
+    (tmp_path / "test_grouped.py").write_text(
+        "import os\nimport pytest\npytestmark = pytest.mark.xdist_group('g')\n"
+        + "".join(f"def test_{n}():\n    print('worker', os.environ['PYTEST_XDIST_WORKER'])\n" for n in range(6)))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v", "-p",
+                           "no:cacheprovider", "test_grouped.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    ran = re.findall(r"\[(gw\d+)\].*PASSED test_grouped.py::test_\d+(@g)?", done.stdout)
+    assert len(ran) == 6 and len({worker for worker, _ in ran}) == 1 and all(group for _, group in ran), done.stdout
+
+
 if __name__ == "__main__":
     found = problems("test.lock", "serve", "test", "ray", "cluster") + problems("bench.lock", "serve", "test", "ray", "cluster", "bench")
     print("\n".join(found) or "the locks pin every dependency pyproject.toml names")
