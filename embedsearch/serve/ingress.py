@@ -169,8 +169,11 @@ class Ingress:
         if not body.check_duplicates:
             cluster = await asyncio.to_thread(self._write, "add", documents)
             return {"added": len(documents), "cut": cluster.cut.number, "documents": len(cluster), "skipped": []}
-        cluster = Cluster.open(self.root)
-        report = await asyncio.to_thread(self._write, "add_checked", documents, body.on_duplicate, cluster=cluster)
+        def checked() -> tuple[Cluster, Any]:
+            cluster = Cluster.open(self.root)  # published to by add_checked, so it names the new cut
+            return cluster, self._write("add_checked", documents, body.on_duplicate, cluster=cluster)
+
+        cluster, report = await asyncio.to_thread(checked)
         flagged = sorted({p.a for p in report.pairs})
         skipped = flagged if body.on_duplicate == "skip" else []
         return {"added": len(documents) - len(skipped), "cut": cluster.cut.number, "documents": len(cluster),

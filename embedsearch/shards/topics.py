@@ -1,10 +1,11 @@
 """Topics of a cluster: UMAP + HDBSCAN fitted on one seeded sample drawn across every shard (rows of the
 cluster in shard order, so each shard gives in proportion to its size), then each shard's other documents
 assigned to the fitted topics by a vote of their nearest sample papers, as ``topics.sample`` assigns them,
-in jobs per shard (``map_jobs``: this process, or Ray tasks that read the shard folders). Saved in the cluster's ``topics/`` folder,
-keyed by the cut and the settings: an unchanged cut is read back, and a later one carries the last fit over
-as one index does (``topics.extend``: each new paper takes the topic of its nearest placed papers over every
-shard; labels stay) until too much has changed, or ``refit`` asks for a new fit."""
+in jobs per shard (``map_jobs``: this process, or Ray tasks that read the shard folders). Saved in the
+cluster's ``topics/`` folder, keyed by the cut and the settings: an unchanged cut is read back, and a later
+one carries the last fit over as one index does (``topics.extend``: each new paper takes the topic of its
+nearest placed papers over every shard; labels stay) until too much has changed, or ``refit`` asks for a
+new fit."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ from ..topics import TopicModel, TopicSettings
 from ..topics.assemble import Corpus, assemble, enough
 from ..topics.cluster import enable_numba_cache
 from ..topics.extend import carry
-from . import rows as cluster_rows
 from ..topics.model import FORMAT, latest, load, prune, save
 from ..topics.sample import ROWS_PER_JOB, VOTERS, assign, fit_sample, sample_rows
+from . import rows as cluster_rows
 
 FOLDER = "topics"
 
