@@ -24,6 +24,7 @@ def server(metadata_index):
 @pytest.fixture()
 def page(browser, server):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(90_000)  # an answer, not its speed: two cores may be busy with the Ray tests
     page = context.new_page()
     page.outside, page.errors = [], []
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server.url)
