@@ -25,9 +25,11 @@ from typing import Any
 import numpy as np
 
 from .corpus import FieldMap, Problem, UniqueIds, iter_sources
+from .corpus.kinds import FieldKinds, combine
 from .embedding.embed import Embedder, EmbedSettings
 from .engine.distributed import RaySettings, connect, job_map
 from .engine.jobs import JobRunner
+from .errors import InputError
 from .retrieval.search import SearchSettings
 from .store import generation as gen
 from .store import segment as seg
@@ -41,11 +43,12 @@ from .store.vectors import ivf
 from .store.writer import chunks, export_query_encoder, new_index
 
 
-def read_ids(source: str, fields: dict, skip_invalid: bool) -> tuple[list[str], list[str]]:
-    """On a worker: every id of one corpus file (validating it) and the records skipped."""
+def read_ids(source: str, fields: dict, skip_invalid: bool) -> tuple[list[str], list[str], dict[str, str]]:
+    """On a worker: every id of one corpus file (validating it), the records skipped and its field kinds."""
     skipped: list[Problem] = []
-    ids = [doc.id for doc in iter_sources([source], FieldMap(**fields), skip_invalid, skipped)]
-    return ids, [str(p) for p in skipped]
+    kinds = FieldKinds()
+    ids = [doc.id for doc in iter_sources([source], FieldMap(**fields), skip_invalid, skipped, kinds)]
+    return ids, [str(p) for p in skipped], kinds.kinds
 
 
 def embed_sample(source: str, fields: dict, skip_invalid: bool, manifest: Manifest, rows: list[int]) -> np.ndarray:
@@ -59,7 +62,8 @@ def embed_sample(source: str, fields: dict, skip_invalid: bool, manifest: Manife
 
 
 def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, manifest: Manifest,
-                   segment_rows: int, kind: str, trained: np.ndarray | None) -> list[SegmentEntry]:
+                   segment_rows: int, kind: str, trained: np.ndarray | None,
+                   kinds: dict[str, str]) -> list[SegmentEntry]:
     """On a worker: embed one corpus file and write it as segments under ``root`` with vector index ``kind``
     (filled from the ``trained`` index, serialized, where one is shared); returns their entries."""
     import torch
@@ -71,8 +75,9 @@ def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, man
     entries = []
     for part in chunks(iter_sources([source], FieldMap(**fields), skip_invalid, []), segment_rows):
         matrix = embedder.embed([d.embed_text for d in part])
-        entries.append(seg.write(Path(root), part, matrix,
-                                 lambda file, m=matrix: vec.save(file, m, settings, trained=shared), manifest.lexical))
+        entries.append(seg.write(Path(root), part, matrix, lambda file, m=matrix: vec.save(file, m, settings,
+                                                                                            trained=shared),
+                                 manifest.lexical, fields=kinds))
     return entries
 
 
@@ -117,16 +122,33 @@ def build(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: boo
     names = [str(Path(s).resolve()) for s in sources]
     checked = list(jobs(read_ids, [(name, asdict(fields), skip_invalid) for name in names]))
     unique = UniqueIds()
-    for name, (ids, _) in zip(names, checked):
+    for name, (ids, _, _) in zip(names, checked):
         for doc_id in ids:
             unique.add(doc_id, name)
     unique.finish(", ".join(names))
-    counts = [len(ids) for ids, _ in checked]
+    kinds = agreed_kinds(names, [file_kinds for _, _, file_kinds in checked])
+    counts = [len(ids) for ids, _, _ in checked]
     kind = manifest.vectors.choose(sum(counts))
     trained = train_shared(names, counts, fields, skip_invalid, manifest, kind, jobs)
     with new_index(target, manifest) as tmp:
-        work = [(name, asdict(fields), skip_invalid, str(tmp), manifest, manifest.store.segment_rows, kind, trained)
-                for name in names]
+        work = [(name, asdict(fields), skip_invalid, str(tmp), manifest, manifest.store.segment_rows, kind, trained,
+                 kinds) for name in names]
         entries = [entry for written in jobs(write_segments, work) for entry in written]
         gen.publish(tmp, entries, 1)
-    return [problem for _, skipped in checked for problem in skipped]
+    return [problem for _, skipped, _ in checked for problem in skipped]
+
+
+def agreed_kinds(names: list[str], found: list[dict[str, str]]) -> dict[str, str]:
+    """One field contract from each file's (read by its own worker), or an error naming the two files that
+    disagree: as a local build would have refused the first record of the second file."""
+    out: dict[str, str] = {}
+    first: dict[str, str] = {}
+    for name, kinds in zip(names, found):
+        for field, kind in kinds.items():
+            seen = out.setdefault(field, kind)
+            first.setdefault(field, name)
+            if seen != kind and {seen, kind} != {"number", "text"}:
+                raise InputError(f"{name}: field {field!r} holds {kind} where {first[field]} holds {seen}; make the "
+                                 "files agree (or build without --engine ray to find and skip the records)")
+            out[field] = combine([{field: seen}, {field: kind}])[field]
+    return out

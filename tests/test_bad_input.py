@@ -368,9 +368,211 @@ def test_a_csv_record_with_an_unbalanced_quote_is_named_by_its_line_and_skipped_
     assert index.documents.get([2])[0].text == "a quoted abstract\nover two lines"
 
 
-def test_a_filter_on_a_mixed_field_quotes_the_value_that_is_not_a_number(tmp_path):
-    rows = [{"id": f"p{i}", "text": f"abstract number {i}", "year": y} for i, y in enumerate([2020, 2021, "twenty", 2019])]
+def test_a_filter_on_a_text_field_quotes_the_value_that_is_not_a_number(tmp_path):
+    rows = [{"id": f"p{i}", "text": f"abstract number {i}", "year": y} for i, y in enumerate(["2020", "twenty"])]
     corpus = write_jsonl(tmp_path / "mixed.jsonl", rows)
     run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384", check=True)
     one_error_line(run_cli("search", "abstract", "--index", str(tmp_path / "i"), "--filter", "year>=2020"), 2,
                    "'year' holds text (e.g. 'twenty')")
+
+
+# 4. one record never poisons an index (the field contract) ------------------------------------------------
+YEARS = [{"id": f"y{i}", "text": f"abstract {i} about graph networks", "year": 2018 + i} for i in range(4)]
+
+
+@pytest.fixture(scope="module")
+def years(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("years")
+    run_cli("build", str(write_jsonl(root / "years.jsonl", YEARS)), "--index", str(root / "idx"), "--model",
+            "hashing-384", check=True)
+    return root / "idx"
+
+
+def years_from(index: Path, condition: str = "year>=2020") -> list[str]:
+    result = run_cli("search", "graph networks", "--index", str(index), "--mode", "dense", "-k", "50", "--filter",
+                     condition, "--json", check=True)
+    return sorted(json.loads(line)["id"] for line in result.stdout.splitlines())
+
+
+@pytest.mark.parametrize("line, phrases", [
+    ('"year": [2019, 2020]', ("holds numbers in this index", "[2019, 2020]")),
+    ('"year": "twenty"', ("holds numbers in this index", "'twenty'")),
+    ('"year": true', ("holds numbers in this index", "True")),
+    ('"year": Infinity', ("not a finite number",)),
+    ('"year": 123456789012345678901234567890', ("beyond 64-bit integers",)),
+    ('"big": 123456789012345678901234567890', ("field 'big'", "beyond 64-bit integers")),
+])
+def test_a_value_that_does_not_fit_its_field_is_refused_or_skipped_and_filters_keep_working(years, tmp_path, line,
+                                                                                             phrases):
+    index = tmp_path / "idx"
+    shutil.copytree(years, index)
+    source = tmp_path / "more.jsonl"
+    source.write_text('{"id": "ok", "text": "graph networks again", "year": 2022}\n'
+                      f'{{"id": "bad", "text": "graph networks once more", {line}}}\n')
+    before = tree_hash(index)
+    one_error_line(run_cli("add", str(source), "--index", str(index)), 2, f"{source}:2", *phrases)
+    assert tree_hash(index) == before
+    skipped = run_cli("add", str(source), "--index", str(index), "--skip-invalid", check=True)
+    assert f"{source}:2" in skipped.stderr and "added 1 documents" in skipped.stderr
+    assert years_from(index) == ["ok", "y2", "y3"]
+    run_cli("compact", "--index", str(index), check=True)
+    assert years_from(index) == ["ok", "y2", "y3"] and years_from(index, "year<2019") == ["y0"]
+
+
+@pytest.mark.parametrize("value", ["null", '""', "NaN"])
+def test_a_missing_value_is_accepted_and_never_disables_a_filter(years, tmp_path, value):
+    index = tmp_path / "idx"
+    shutil.copytree(years, index)
+    source = tmp_path / "more.jsonl"
+    source.write_text(f'{{"id": "unknown", "text": "graph networks of unknown year", "year": {value}}}\n')
+    run_cli("add", str(source), "--index", str(index), check=True)
+    assert years_from(index) == ["y2", "y3"] and "unknown" in years_from(index, "year!=2019")
+    run_cli("compact", "--index", str(index), check=True)
+    assert years_from(index) == ["y2", "y3"]
+
+
+def test_a_list_of_numbers_matches_a_comparison_by_any_element(tmp_path):
+    rows = [{"id": "a", "text": "graph networks", "years": [2019, 2021]},
+            {"id": "b", "text": "graph networks too", "years": [2017]}, {"id": "c", "text": "graph nets", "years": 2022}]
+    run_cli("build", str(write_jsonl(tmp_path / "l.jsonl", rows)), "--index", str(tmp_path / "i"), "--model",
+            "hashing-384", check=True)
+    assert years_from(tmp_path / "i", "years>=2020") == ["a", "c"]
+    assert years_from(tmp_path / "i", "years!=2019") == ["b", "c"]
+
+
+@pytest.mark.parametrize("value, phrase", [
+    ('["a", "b"]', 'id ["a", "b"]'), ('{"a": 1}', "is an object"), ("true", "is a boolean"), ("1.5", "decimal number"),
+])
+def test_ids_that_are_not_text_or_whole_numbers_are_refused_in_build_and_add(years, tmp_path, value, phrase):
+    source = tmp_path / "ids.jsonl"
+    source.write_text('{"id": 7, "text": "a whole-number id"}\n' f'{{"id": {value}, "text": "another abstract"}}\n')
+    one_error_line(run_cli("build", str(source), "--index", str(tmp_path / "new"), "--model", "hashing-384"), 2,
+                   f"{source}:2", phrase, "text or a whole number")
+    assert not (tmp_path / "new").exists()
+    index = tmp_path / "idx"
+    shutil.copytree(years, index)
+    before = tree_hash(index)
+    one_error_line(run_cli("add", str(source), "--index", str(index)), 2, f"{source}:2", phrase)
+    assert tree_hash(index) == before
+    run_cli("add", str(source), "--index", str(index), "--skip-invalid", check=True)
+    assert "7" in Index.load(index).documents.row_of
+
+
+def test_a_library_document_id_must_be_text(tmp_path):
+    from embedsearch import Document
+    from embedsearch.errors import InputError
+
+    with pytest.raises(InputError, match="a Document's id is text"):
+        Index.build([Document(7, "an abstract")], tmp_path / "i", model="hashing-384")
+    assert not (tmp_path / "i").exists()
+
+
+def test_a_huge_integer_in_a_build_is_one_line(tmp_path):
+    source = tmp_path / "big.jsonl"
+    source.write_text('{"id": "g1", "text": "an abstract", "n": 123456789012345678901234567890}\n')
+    one_error_line(run_cli("build", str(source), "--index", str(tmp_path / "i"), "--model", "hashing-384"), 2,
+                   f"{source}:1", "field 'n'", "beyond 64-bit integers")
+
+
+def test_a_rebuild_refuses_an_index_folder_holding_files_it_did_not_write(years, tmp_path, corpus):
+    index = tmp_path / "idx"
+    shutil.copytree(years, index)
+    (index / "my_notes.txt").write_text("notes")
+    (index / "segments" / "mine").mkdir()
+    before = tree_hash(index)
+    one_error_line(run_cli("build", str(corpus), "--index", str(index), "--model", "hashing-384"), 2,
+                   "did not write", "my_notes.txt", "segments/mine", "nothing was changed")
+    assert tree_hash(index) == before
+
+
+def test_collection_after_a_compact_deletes_nothing_foreign(tmp_path):
+    from embedsearch import Document
+    from embedsearch.store.settings import StoreSettings
+
+    index = Index.build([Document(f"d{i}", f"abstract {i}") for i in range(4)], tmp_path / "i", model="hashing-384",
+                        storage=StoreSettings(grace_seconds=0))
+    index.add([Document("d9", "one more abstract")])
+    index.remove(["d1"])
+    foreign = [tmp_path / "i" / "segments" / "keep-me", tmp_path / "i" / "deletes" / "notes.txt"]
+    foreign[0].mkdir()
+    (foreign[0] / "draft.txt").write_text("mine")
+    foreign[1].write_text("mine")
+    run_cli("compact", "--index", str(tmp_path / "i"), check=True)
+    assert all(p.exists() for p in foreign) and (foreign[0] / "draft.txt").read_text() == "mine"
+    assert len(Index.load(tmp_path / "i").snapshot.segments) == 1
+
+
+def test_outputs_never_overwrite_a_source_named_from_another_folder(tmp_path):
+    (tmp_path / "work").mkdir()
+    source = write_jsonl(tmp_path / "work" / "papers.jsonl", ROWS)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def cli(*args, cwd):
+        return subprocess.run([sys.executable, "-m", "embedsearch", *args], capture_output=True, text=True, env=env,
+                              cwd=cwd)
+
+    assert cli("build", "papers.jsonl", "--index", "idx", "--model", "hashing-384", cwd=tmp_path / "work").returncode == 0
+    before = tree_hash(source)
+    for option in (["--write-kept", str(source)], ["--csv", str(source)]):
+        one_error_line(cli("dedup", "--index", str(tmp_path / "work" / "idx"), *option, "--force", cwd=tmp_path), 2,
+                       "a file an index was built from")
+    assert tree_hash(source) == before
+
+
+def test_option_values_are_checked_before_any_work(built, tmp_path):
+    present = write_jsonl(tmp_path / "again.jsonl", ROWS[:1])
+    one_error_line(run_cli("add", str(present), "--index", str(built), "--check-duplicates", "--on-duplicate",
+                           "bogus"), 2, "--on-duplicate 'bogus'", "refuse, skip, add")
+    one_error_line(run_cli("search", "x", "--mode", "bogus", "--index", str(built)), 2, "--mode", "'bogus'")
+    one_error_line(run_cli("similar", "--text", "", "--index", str(built)), 2, "--text", "empty")
+    one_error_line(run_cli("search", " ", "--index", str(built)), 2, "QUERY", "empty")
+
+
+VALUES = {"year": [None, 2016, 2021.5, "2023", "", 2030, 2023], "tags": ["a", ["a", "B"], ["c"], None, []],
+          "years": [[2019, 2021], 2022, [], None, [2017]]}
+CONDITIONS = ["year>=2021", "year<2020", "year=2023", "year!=2023", "tags=a", "tags!=a", "years>=2021", "years<2020"]
+
+
+def holds(value, condition: str) -> bool:
+    """What a filter should answer for one stored value, worked out independently of the index."""
+    from embedsearch.corpus.kinds import finite_number
+
+    field, op, target = next((condition.partition(op)[0], op, condition.partition(op)[2])
+                             for op in (">=", "<=", "!=", "=", "<", ">") if op in condition)
+    items = [x for x in (value if isinstance(value, list) else [value]) if x is not None and x != ""]
+    numbers = [finite_number(x) for x in items]
+    if op in (">=", "<=", "<", ">"):
+        bound = float(target)
+        return any({">=": n >= bound, "<=": n <= bound, "<": n < bound, ">": n > bound}[op] for n in numbers)
+    equal = any(n == finite_number(target) if n is not None else str(x).casefold() == target.casefold()
+                for x, n in zip(items, numbers))
+    return equal if op == "=" else not equal
+
+
+def test_filters_answer_as_the_records_say_after_any_sequence_of_accepted_adds(tmp_path):
+    import random
+
+    from embedsearch import Document
+    from embedsearch.store.settings import StoreSettings
+
+    rng = random.Random(0)
+    kept = [Document("d0", "graph w0", metadata={"year": 2018, "tags": ["a"], "years": [2018]})]
+    index = Index.build(kept, tmp_path / "i", model="hashing-384", storage=StoreSettings(grace_seconds=0))
+    for step in range(1, 13):
+        batch = [Document(f"d{step}.{j}", f"graph w{step} w{j}",
+                          metadata={f: rng.choice(v) for f, v in VALUES.items() if rng.random() < 0.75})
+                 for j in range(rng.randint(1, 3))]
+        index.add(batch)
+        kept += batch
+        if step % 5 == 0:
+            gone = rng.choice(kept[1:])
+            index.remove([gone.id])
+            kept.remove(gone)
+        if step % 4 == 0:
+            index.compact()
+        for condition in CONDITIONS:
+            got = sorted(h.id for h in index.search("graph", len(index), mode="dense", filters=[condition]))
+            want = sorted(d.id for d in kept if holds(d.metadata.get(condition.split("<")[0].split(">")[0]
+                                                                     .split("!")[0].split("=")[0]), condition))
+            assert got == want, (step, condition)
+    assert index.snapshot.field_kinds == {"year": "number", "tags": "list of text", "years": "list of numbers"}

@@ -429,12 +429,12 @@ def test_a_gap_in_the_generations_is_reported(tmp_path, model_entry):
     assert checked.returncode == 3 and f"generation {index.generation - 1} is missing between" in checked.stderr
 
 
-def test_lists_nested_objects_and_mixed_types_survive_merges(tmp_path, model_entry):
+def test_lists_nested_objects_and_whole_and_decimal_numbers_survive_merges(tmp_path, model_entry):
     from embedsearch import Document
 
     index = new_index(tmp_path / "idx", model_entry, 10)
     batches = [[Document("m1", "w1x1 w1x2", metadata={"tags": ["a", "b"], "year": 2020})],
-               [Document("m2", "w2x1 w2x2", metadata={"year": "twenty", "extra": {"k": [1, 2]}})],
+               [Document("m2", "w2x1 w2x2", metadata={"year": None, "note": "twenty", "extra": {"k": [1, 2]}})],
                [Document("m3", "w3x1 w3x2", metadata={"tags": [], "year": 2.5})]]
     for docs in batches:
         index.add_embedded(docs, np.stack([vector_of(d.id) for d in docs]))
@@ -445,6 +445,10 @@ def test_lists_nested_objects_and_mixed_types_survive_merges(tmp_path, model_ent
     assert got == {d.id: d.metadata for docs in batches for d in docs}
     found = merged.search("w1x1 w2x1 w3x1", 5, mode="lexical", filters=["tags=a"])
     assert [h.id for h in found] == ["m1"]
+    found = merged.search("w1x1 w2x1 w3x1", 5, mode="lexical", filters=["year>=2"])
+    assert sorted(h.id for h in found) == ["m1", "m3"]
+    assert merged.snapshot.field_kinds == {"tags": "list of text", "year": "number", "note": "text",
+                                           "extra": "text"}
 
 
 def test_a_missing_manifest_beside_segments_is_damage(tmp_path, model_entry):

@@ -245,3 +245,15 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
     for text in ("p7 " + docs[7].text, docs[500].text[5:60]):
         for mode in ("dense", "hybrid"):
             assert same(cluster.search(text, 10, mode=mode), index.search(text, 10, mode=mode)), (mode, text)
+
+
+def test_a_new_field_has_one_kind_across_every_shard(tmp_path):
+    docs = [Document(f"p{i}", f"abstract {i} on graphs", metadata={"year": 2020 + i % 3}) for i in range(12)]
+    cluster = Cluster.split(Index.build(docs, tmp_path / "one", model="hashing-384"), tmp_path / "cluster", 2)
+    first = next(f"n{i}" for i in range(100) if owner(f"n{i}", 2) == 1)
+    other = next(f"n{i}" for i in range(100) if owner(f"n{i}", 2) == 0)
+    cluster.add([Document(first, "a new abstract", metadata={"score": 5})])
+    with pytest.raises(InputError, match="field 'score' holds numbers in this index"):
+        cluster.add([Document(other, "another new abstract", metadata={"score": "high"})])
+    assert len(Cluster.open(cluster.root)) == 13
+    assert [h.id for h in cluster.search("new abstract", 5, mode="dense", filters=["score>=1"]).hits] == [first]

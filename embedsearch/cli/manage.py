@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from ..embedding.embed import EmbedSettings
+from ..errors import InputError
 from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, not_a_shard, open_index, ray_settings
 
 
@@ -75,14 +76,19 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
         as_json: bool = JsonOpt) -> None:
     """Add documents to an index as a new segment, embedding only the new ones."""
     from ..corpus import read_sources
+    from ..corpus.kinds import FieldKinds
     from ..errors import DuplicateError
     from ..index import Index
     from .explore import print_report
 
+    from ..dedup import ON_DUPLICATE
+
+    if on_duplicate not in ON_DUPLICATE:
+        raise InputError(f"--on-duplicate {on_duplicate!r}: choose one of {', '.join(ON_DUPLICATE)}")
     not_a_shard(index)
     idx = Index.load(index)
     result = read_sources(sources, _fields(id_field, title_field, text_field), skip_invalid,
-                          idx.snapshot.numeric_fields())
+                          FieldKinds(idx.snapshot.field_kinds))
     docs = result.documents
     if skip_invalid:
         present = idx.documents.row_of

@@ -67,6 +67,14 @@ def _read_queries(file: Path) -> list[str]:
     return queries
 
 
+def named(check, value: str, option: str):
+    """``check(value)``, with its error naming the argument or option the value came from."""
+    try:
+        return check(value)
+    except InputError as exc:
+        raise InputError(f"{option}: {exc}") from None
+
+
 @app.command()
 @friendly
 def search(query: str | None = typer.Argument(None, help="Free-text query."),
@@ -75,8 +83,14 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
            mode: str | None = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
            filters: list[str] = typer.Option([], "--filter", help="FIELD=VALUE or FIELD>=NUMBER; repeatable.")) -> None:
     """Related abstracts for a free-text query (or every line of --queries)."""
+    from ..retrieval.search import SearchSettings, check_query
+
     if (query is None) == (queries is None):
         raise InputError("give a QUERY or --queries FILE (not both)")
+    if mode is not None:
+        named(lambda m: SearchSettings(mode=m), mode, "--mode")
+    if query is not None:
+        named(check_query, query, "QUERY")
     idx = open_index(index)
     topics = None if as_json else _topic_labels(idx)
     if queries is None:
@@ -99,6 +113,10 @@ def similar(doc_id: str | None = typer.Argument(None, help="Id of a paper in the
         raise InputError("give exactly one of DOC_ID, --text or --file")
     if file is not None and not file.is_file():
         raise InputError(f"{file}: no such file" if not file.exists() else f"{file}: is a folder, not a file")
+    if text is not None:
+        from ..retrieval.search import check_query
+
+        named(check_query, text, "--text")
     idx = open_index(index)
     if doc_id is not None:
         if doc_id not in idx.documents.row_of:
@@ -131,7 +149,7 @@ def eval_(beir: Path = typer.Option(..., "--beir", help="BEIR folder: corpus.jso
     from ..retrieval.search import SearchSettings
 
     if mode is not None:
-        SearchSettings(mode=mode)
+        named(lambda m: SearchSettings(mode=m), mode, "--mode")
     result = evaluate_beir(beir, split, mode, progress=True)
     if as_json:
         typer.echo(json.dumps(result))

@@ -6,6 +6,7 @@ source. With ``skip_invalid`` a bad record is reported and skipped instead of st
 
 from __future__ import annotations
 
+import json
 import os
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -15,7 +16,8 @@ from typing import Any
 
 from ..errors import InputError
 from .readers import ROWS, Problem, detect_format
-from .values import check_unicode, clean_scalar, kind_of, kind_problem
+from .kinds import FieldKinds
+from .values import check_unicode, clean_scalar, type_name
 
 ID_FIELDS = ("id", "_id", "doc_id", "paper_id", "ID")
 TEXT_FIELDS = ("text", "abstract", "body", "content")
@@ -83,9 +85,16 @@ class UniqueIds:
         return None
 
     def add(self, doc_id: str, where: str = "") -> None:
+        place = f"{where}: " if where else ""
+        if not isinstance(doc_id, str):
+            raise InputError(f"{place}id {doc_id!r} is {type_name(doc_id)}; a Document's id is text "
+                             f"(str({doc_id!r}) for a whole number)")
+        try:
+            check_id(doc_id)
+        except ValueError as exc:
+            raise InputError(f"{place}{exc}") from None
         first = self.clash(doc_id, where)
         if first is not None:
-            place = f"{where}: " if where else ""
             seen = f" (also in {first})" if first else ""
             raise InputError(f"{place}duplicate id {doc_id!r}{seen}; ids must be unique")
 
@@ -124,24 +133,26 @@ def collection_name(paths: Sequence[str | Path]) -> str:
 
 
 def read_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(),
-                 skip_invalid: bool = False, numeric: frozenset[str] = frozenset()) -> ReadResult:
-    """Read every source into documents, rejecting duplicate ids across all of them and, when adding to an
-    index, values that contradict a field the index holds as ``numeric``."""
+                 skip_invalid: bool = False, kinds: FieldKinds | None = None) -> ReadResult:
+    """Read every source into documents, rejecting duplicate ids across all of them and values that do not
+    fit their field's kind (``kinds``: an index's contract when adding to it)."""
     skipped: list[Problem] = []
-    return ReadResult(list(iter_sources(paths, fields, skip_invalid, skipped, numeric)), skipped)
+    return ReadResult(list(iter_sources(paths, fields, skip_invalid, skipped, kinds)), skipped)
 
 
 def iter_sources(paths: Iterable[str | Path], fields: FieldMap = FieldMap(), skip_invalid: bool = False,
-                 skipped: list[Problem] | None = None, numeric: frozenset[str] = frozenset()) -> Iterator[Document]:
+                 skipped: list[Problem] | None = None, kinds: FieldKinds | None = None) -> Iterator[Document]:
     """Documents of every source, one at a time (a build streams them into segments), with the same checks
-    as ``read_sources``; skipped records are appended to ``skipped``."""
+    as ``read_sources``; skipped records are appended to ``skipped``. ``kinds`` learns the fields' kinds
+    from the records it passes (a fresh contract when none is given)."""
     skipped = [] if skipped is None else skipped
+    kinds = FieldKinds() if kinds is None else kinds
     ids = UniqueIds()
     paths = [Path(p) for p in paths]
     for path in paths:
         count = 0
         for where, doc in _read_one(path, fields, skipped, skip_invalid):
-            wrong = kind_problem(doc.metadata, numeric)
+            wrong = kinds.admit(doc.metadata, where)
             if wrong:
                 _fail(Problem(where, wrong), skipped, skip_invalid)
                 continue
@@ -201,18 +212,11 @@ def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Docu
         raise ValueError(f"no text field (looked for {', '.join(TEXT_FIELDS)}); name it with --text-field")
     text = row[text_key]
     if text is not None and not isinstance(text, str):
-        raise ValueError(f"field {text_key!r} holds {kind_of(text)}, not text; put the abstract there as a string")
+        raise ValueError(f"field {text_key!r} holds {type_name(text)}, not text; put the abstract there as a string")
     if text is None or not text.strip():
         raise ValueError(f"empty text in field {text_key!r}")
     id_key = _pick(row, fields.id_field, ID_FIELDS, "id")
-    doc_id = default_id if id_key is None else row[id_key]
-    if doc_id is None or (isinstance(doc_id, str) and not doc_id.strip()):
-        raise ValueError(f"empty id in field {id_key!r}")
-    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in str(doc_id).strip()):
-        raise ValueError(f"id {str(doc_id)!r} in field {id_key!r} holds a line break or control character")
-    if str(doc_id) != str(doc_id).strip():
-        raise ValueError(f"id {str(doc_id)!r} in field {id_key!r} has spaces around it; ids are kept exactly as "
-                         "given, so remove them")
+    doc_id = default_id if id_key is None else check_id(row[id_key], id_key)
     for key, value in row.items():
         check_unicode(key, key)
         check_unicode(value, key)
@@ -221,7 +225,30 @@ def _to_document(row: dict[str, Any], fields: FieldMap, default_id: str) -> Docu
     title = " ".join(str(title).split()) or None if title is not None else None
     used = {text_key, id_key, title_key}
     metadata = {k: clean_scalar(v) for k, v in row.items() if k not in used}
-    return Document(str(doc_id).strip(), text.strip(), title, metadata)
+    return Document(doc_id, text.strip(), title, metadata)
+
+
+def check_id(value: Any, field: str = "id") -> str:
+    """An id as an index keeps it: text exactly as given, or a whole number as its decimal text. Anything
+    else (a list, an object, a boolean, a decimal number), an empty id, spaces around it or a control
+    character is a ValueError naming ``field``. The one rule for build, add, remove, the API and readers."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is None:
+        raise ValueError(f"empty id in field {field!r}")
+    if not isinstance(value, str):
+        shown = json.dumps(value, ensure_ascii=False, default=str)[:60]
+        what = {float: "a decimal number", bool: "a boolean", dict: "an object", list: "a list"}.get(
+            type(value), type_name(value).split(" (")[0])
+        raise ValueError(f"id {shown} in field {field!r} is {what}; an id is text or a whole number")
+    if not value.strip():
+        raise ValueError(f"empty id in field {field!r}")
+    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value.strip()):
+        raise ValueError(f"id {value!r} in field {field!r} holds a line break or control character")
+    if value != value.strip():
+        raise ValueError(f"id {value!r} in field {field!r} has spaces around it; ids are kept exactly as given, "
+                         "so remove them")
+    return value
 
 
 def parse_record(row: dict[str, Any], where: str, default_id: str = "") -> Document:

@@ -1,5 +1,5 @@
-"""What a record's values may be: metadata as it is stored, text that is really text, and values that keep
-an index's numeric fields numeric. Shared by the file readers (``corpus``) and the writers."""
+"""What a record's values may be: metadata as it is stored and text that is really text. Shared by the file
+readers (``corpus``) and the writers; the kinds a field may hold are ``kinds``."""
 
 from __future__ import annotations
 
@@ -35,30 +35,8 @@ def check_unicode(value: Any, field: str) -> None:
                                  f"{exc.start}, which is not text") from None
 
 
-def kind_problem(metadata: dict[str, Any], numeric: frozenset[str]) -> str | None:
-    """Why a record's metadata contradicts an index whose ``numeric`` fields hold numbers (a text year would
-    make every ``year>=`` filter on the index fail), or None. Text that reads as a number is a number, as in
-    CSV files."""
-    for name in sorted(numeric & metadata.keys()):
-        value = metadata[name]
-        for item in (value if isinstance(value, list) else [value]):
-            if item is None or (isinstance(item, (int, float)) and not isinstance(item, bool)):
-                continue
-            if isinstance(item, str) and (not item.strip() or _is_number(item)):
-                continue
-            return (f"field {name!r} holds numbers in this index, but this record has {item!r}; give a number, "
-                    "or put the value in another field")
-    return None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
-
-
-def kind_of(value: Any) -> str:
+def type_name(value: Any) -> str:
+    """How a message names a value's type: 'a number (3)', 'a list'."""
     if isinstance(value, bool):
         return f"a boolean ({value})"
     if isinstance(value, (int, float)):

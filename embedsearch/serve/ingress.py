@@ -14,6 +14,7 @@ from ..retrieval.search import check_k
 from ..shards import Cluster, Shard
 from ..shards import cut as cuts
 from ..shards.merge import depth, hits_of, merge, request
+from ..corpus.kinds import combine
 from ..store.fields import describe
 from .api import bands, hits_json, shown
 from .cluster_topics import ClusterTopics
@@ -34,7 +35,7 @@ class Ingress:
         self.names = cuts.shard_names(self.root)
         first = Shard(self.root / cuts.SHARDS / self.names[0])
         self.index, self.search_settings = first.index, first.settings
-        self._described: tuple[int, list] = (-1, [])
+        self._described: tuple[int, list, dict[str, str]] = (-1, [], {})
         self.topics = ClusterTopics(self.root)
 
     async def _call(self, shard: int, method: str, *args: Any) -> Any:
@@ -70,8 +71,9 @@ class Ingress:
             alive = sorted(shares)
             corpus = reduce(lambda a, b: a + b, shares.values()) if shares else None
         wanted = depth(k, mode, self.search_settings)
+        kinds = self._kinds(cut) if filters else None
         offered = await self._round("candidates", alive,
-                                    lambda s: (generation[s], vector, query, corpus, wanted, mode, filters))
+                                    lambda s: (generation[s], vector, query, corpus, wanted, mode, filters, kinds))
         answer = await self._answer(generation, offered, k, mode, self.search_settings.bands(), display)
         return {"query": query, "cut": cut.number, **answer}
 
@@ -87,13 +89,21 @@ class Ingress:
 
     def _fields(self, cut: cuts.Cut) -> list[dict[str, Any]]:
         """The filterable metadata fields over every shard at ``cut`` (read from the shard folders once per cut)."""
+        return self._describe(cut)[1]
+
+    def _kinds(self, cut: cuts.Cut) -> dict[str, str]:
+        """The cluster's field contract at ``cut``: every shard's together, so a filter means one thing in all."""
+        return self._describe(cut)[2]
+
+    def _describe(self, cut: cuts.Cut) -> tuple[int, list, dict[str, str]]:
         if self._described[0] != cut.number:
-            parts = []
+            parts, kinds = [], []
             for name, generation in zip(self.names, cut.generations):
                 snapshot = Shard(self.root / cuts.SHARDS / name, generation).index.snapshot
                 parts += [(segment.folder, live) for segment, live in zip(snapshot.segments, snapshot.live)]
-            self._described = (cut.number, describe(parts))
-        return self._described[1]
+                kinds.append(snapshot.field_kinds)
+            self._described = (cut.number, describe(parts), combine(kinds))
+        return self._described
 
     async def similar(self, doc_id: str | None, text: str | None, k: int, display: bool = False) -> dict[str, Any]:
         """Papers related to a paper of the cluster (itself excluded) or to an abstract's text."""

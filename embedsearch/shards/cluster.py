@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus import Document, check_unique
+from ..corpus.kinds import FieldKinds, combine
 from ..dedup import DedupSettings, DuplicateReport
 from ..engine.jobs import JobRunner, local_map
 from ..errors import InputError, ModelMismatchError, UnknownIdError
@@ -104,7 +105,9 @@ class Cluster:
         query, mode = request(query, k, mode, settings)
         vector = self.encode([query])[0]
         corpus = None if mode == "dense" else reduce(lambda a, b: a + b, (s.stats(query) for s in self.shards))
-        offered = [s.candidates(vector, query, corpus, depth(k, mode, settings), mode, filters) for s in self.shards]
+        kinds = combine([s.index.snapshot.field_kinds for s in self.shards]) if filters else None
+        offered = [s.candidates(vector, query, corpus, depth(k, mode, settings), mode, filters, kinds)
+                   for s in self.shards]
         return ShardedAnswer(hits_of(merge(offered, k, mode, settings), [s.documents for s in self.shards],
                                      settings.bands()), self.cut.number)
 
@@ -202,6 +205,8 @@ class Cluster:
             owners = np.asarray([cuts.owner(d.id, len(current.shards)) for d in documents], dtype=np.int64)
             for s, shard in enumerate(current.shards):
                 writer.refuse_present(shard.index.refresh().snapshot, [d.id for d, o in zip(documents, owners) if o == s])
+            kinds = combine([shard.index.refresh().snapshot.field_kinds for shard in current.shards])
+            writer.admit(FieldKinds(kinds), documents, "nothing was added")  # one field contract for every shard
             if vectors is None:
                 vectors = writer.embed_new(current.shards[0].index.snapshot, documents, False)
             report, keep = None, np.ones(len(documents), dtype=bool)

@@ -47,12 +47,13 @@ class Shard:
         return self.index.snapshot.lexical.stats(query)
 
     def candidates(self, vector: np.ndarray, query: str, corpus: CorpusStats | None, depth: int, mode: str,
-                   filters: Sequence[str] = ()) -> list[Candidate]:
+                   filters: Sequence[str] = (), kinds: dict[str, str] | None = None) -> list[Candidate]:
         """The rows this shard offers for ``mode`` at ``depth``, as one index's ranking takes them: the dense
         shortlist for ``depth`` (``vectors.best`` of every shard's is one index's dense top ``depth``) and,
-        scored with ``corpus`` (the statistics of every shard), the lexical top ``depth``."""
+        scored with ``corpus`` (the statistics of every shard), the lexical top ``depth``. Filters are read
+        with ``kinds``, the cluster's field contract (a field only another shard holds is empty here)."""
         snapshot = self.index.snapshot
-        allowed = snapshot.allowed_rows([Filter.parse(f) for f in filters])
+        allowed = snapshot.allowed_rows([Filter.parse(f) for f in filters], kinds)
         vector = np.asarray(vector, dtype=np.float32).reshape(-1)
         dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in
                                               snapshot.shortlist(vector[None, :], depth, allowed=allowed)[0]}

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import EmbedsearchError
 from ..files import sha256
 from . import generation as gen
-from .filters import FILE, row_count
+from .metadata import FILE, row_count
 from .generation import SegmentEntry
 from .layout import DELETES
 from .manifest import Manifest

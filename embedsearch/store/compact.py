@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..corpus import Document
 from ..errors import CorruptIndexError
-from . import filters as flt
+from . import metadata
 from . import segment as seg
 from .check import checksums
 from .generation import SegmentEntry
@@ -89,7 +89,8 @@ def merge(snapshot: Snapshot, positions: list[int]) -> SegmentEntry | None:
                                                                   file, budget),
                      write_lexical=lambda folder: merge_postings([(s.folder, m) for s, m in chosen], folder,
                                                                  manifest.lexical, budget),
-                     write_metadata=lambda folder: flt.merge([(s.folder, m) for s, m in chosen], folder))
+                     write_metadata=lambda folder: metadata.merge([(s.folder, m) for s, m in chosen], folder,
+                                                                  [s.fields for s, _ in chosen]))
 
 
 def _documents(chosen) -> Iterator[Document]:

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .filters import FILE, column_kind, finite_number, read_or_corrupt
+from ..corpus.kinds import finite_number
+from .metadata import FILE, column_kind, read_or_corrupt
 
 MAX_VALUES = 50
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import CorruptIndexError, IndexStoreError
 from ..files import durable_file, sha256, write_json
-from .layout import DELETES, GENERATIONS, SEGMENTS, now, reap_temporary
+from .layout import DELETES, GENERATIONS, SEGMENTS, now, owned_deletes, owned_segment, reap_temporary
 from .settings import GRACE_SECONDS
 
 
@@ -212,10 +212,10 @@ def collect(root: Path, grace: float = GRACE_SECONDS) -> None:
             named_segments.add(entry.name)
             named_deletes.add(entry.deletes)
     for item in (root / SEGMENTS).iterdir() if (root / SEGMENTS).is_dir() else ():
-        if not item.name.startswith(".") and item.name not in named_segments and item.stat().st_mtime < cutoff:
+        if owned_segment(item) and item.name not in named_segments and item.stat().st_mtime < cutoff:
             shutil.rmtree(item, ignore_errors=True)
     for item in (root / DELETES).iterdir() if (root / DELETES).is_dir() else ():
-        if item.name not in named_deletes and item.stat().st_mtime < cutoff:
+        if owned_deletes(item) and item.name not in named_deletes and item.stat().st_mtime < cutoff:
             item.unlink(missing_ok=True)
     for sub in (root / SEGMENTS, root / DELETES, folder):
         reap_temporary(sub, grace)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator, Sequence
@@ -83,7 +84,63 @@ def check_target(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
     if target.is_dir() and any(target.iterdir()) and not is_index(target):
         raise InputError(f"--index {given} is a folder that is not an embedsearch index (no {MANIFEST}); "
                          "it was left alone: choose a new or empty folder")
+    found = foreign_files(target) if target.is_dir() else []
+    if found:
+        listed = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        raise InputError(f"--index {given} holds files embedsearch did not write ({listed}); a rebuild would "
+                         "delete them, so nothing was changed: move them out of the folder, or build elsewhere")
     return target
+
+
+TOP_LEVEL = {MANIFEST, LOCK, "shard.json", GENERATIONS, SEGMENTS, DELETES, "topics"}
+_GENERATION = re.compile(r"^(\d+|latest)\.json$")
+_DELETES = re.compile(r"^[^.].*\.\d+\.npy$")
+_TEMPORARY = re.compile(r"^\..+\.(tmp|old)-")
+
+
+def foreign_files(root: Path) -> list[str]:
+    """What an index folder holds that embedsearch did not write (paths relative to ``root``): anything
+    but its manifest, lock, generations, segments (each file its ``segment.json`` records), deletion files,
+    topic results and writers' temporary files. A rebuild or a collection must never delete these."""
+    found = []
+    for item in sorted(root.iterdir()):
+        if _TEMPORARY.match(item.name):
+            continue
+        if item.name not in TOP_LEVEL or (item.is_dir() != (item.name in (GENERATIONS, SEGMENTS, DELETES, "topics"))):
+            found.append(item.name)
+        elif item.name in (GENERATIONS, DELETES):
+            pattern = _GENERATION if item.name == GENERATIONS else _DELETES
+            found += [f"{item.name}/{p.name}" for p in sorted(item.iterdir())
+                      if not _TEMPORARY.match(p.name) and not (p.is_file() and pattern.match(p.name))]
+        elif item.name == SEGMENTS:
+            for segment in sorted(item.iterdir()):
+                if _TEMPORARY.match(segment.name):
+                    continue
+                if not owned_segment(segment):
+                    found.append(f"{SEGMENTS}/{segment.name}")
+                else:
+                    found += [f"{SEGMENTS}/{segment.name}/{name}" for name in _foreign_in_segment(segment)]
+    return found
+
+
+def _foreign_in_segment(folder: Path) -> list[str]:
+    try:
+        recorded = set(json.loads((folder / "segment.json").read_text())["files"]) | {"segment.json"}
+    except (OSError, ValueError, KeyError, TypeError):
+        return []  # a damaged segment is for `check` to report, not a user's file
+    return [p.relative_to(folder).as_posix() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.relative_to(folder).as_posix() not in recorded]
+
+
+def owned_deletes(item: Path) -> bool:
+    """Whether ``item`` under ``deletes/`` is a deletion file (``SEGMENT.GENERATION.npy``)."""
+    return item.is_file() and _DELETES.match(item.name) is not None
+
+
+def owned_segment(item: Path) -> bool:
+    """Whether ``item`` under ``segments/`` is a segment embedsearch wrote (a folder with its ``segment.json``,
+    or one named as segments are), so that collecting unreferenced segments removes nothing else."""
+    return item.is_dir() and ((item / "segment.json").is_file() or re.fullmatch(r"[0-9a-f]{16}", item.name) is not None)
 
 
 def now() -> str:

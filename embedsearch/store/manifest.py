@@ -7,6 +7,7 @@ entry, not here: the manifest holds what was asked for, the generations what was
 
 from __future__ import annotations
 
+import os
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,8 @@ class Manifest:
     lexical: LexicalSettings = LexicalSettings()
     store: StoreSettings = StoreSettings()
     search: dict[str, Any] = field(default_factory=dict)  # the retrieval layer's settings, checked by it
-    sources: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # as the user named them, for display
+    source_paths: tuple[str, ...] = ()  # the same, resolved when built: what output guards compare
     built_at: str = ""
     package_version: str = __version__
     format_version: int = FORMAT_VERSION
@@ -60,13 +62,14 @@ class Manifest:
         if isinstance(model, dict):
             settings = EmbedSettings(**{"model": model["name"], **model.get("settings", {})})
             model = ModelEntry(**{**model, "settings": settings})
+        sections.setdefault("source_paths", tuple(os.path.realpath(s) for s in sections.get("sources", ())))
         return cls(model, **sections, built_at=now(), provenance=machine())
 
     def to_json(self) -> dict[str, Any]:
         out = {"format_version": self.format_version, "package_version": self.package_version, "metric": self.metric,
                "built_at": self.built_at, **({"provenance": self.provenance} if self.provenance else {}),
                "model": self.model.to_json(),
-               "sources": list(self.sources), "lexical": asdict(self.lexical), "search": dict(self.search),
+               "sources": list(self.sources), "source_paths": list(self.source_paths), "lexical": asdict(self.lexical), "search": dict(self.search),
                "store": asdict(self.store), "index": {"settings": asdict(self.vectors)}}
         out = {**out, "name": self.name} if self.name else out
         return out if self.upgraded_from is None else {**out, "upgraded_from": self.upgraded_from}
@@ -91,6 +94,7 @@ class Manifest:
                                     **_plain(file, "store", store, StoreSettings)),
                 search=_object(file, "search", top.get("search", {})),
                 sources=tuple(_list_of_text(file, "sources", top.get("sources", []))),
+                source_paths=tuple(_list_of_text(file, "source_paths", top.get("source_paths", []))),
                 **{k: top[k] for k in ("built_at", "package_version", "format_version", "metric", "provenance",
                                        "upgraded_from", "name") if k in top})
         except (EmbedsearchError, TypeError, ValueError) as exc:

@@ -15,8 +15,8 @@ from ..corpus import Document
 from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError
 from ..files import file_records, sha256, staged_folder
-from . import filters as flt
 from . import lexical as lex
+from . import metadata
 from . import npy
 from . import vectors as vec
 from .docstore import DocumentStore, write_documents
@@ -33,13 +33,14 @@ def new_name() -> str:
 def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix: np.ndarray | None,
           write_vectors: Callable[[Path], str], lexical: lex.LexicalSettings, name: str | None = None,
           write_lexical: Callable[[Path], None] | None = None,
-          write_metadata: Callable[[Path], None] | None = None,
-          write_embeddings: Callable[[Path], int] | None = None) -> SegmentEntry:
+          write_metadata: Callable[[Path], dict[str, str]] | None = None,
+          write_embeddings: Callable[[Path], int] | None = None, fields: dict[str, str] | None = None) -> SegmentEntry:
     """Write a segment under ``root/segments`` and return its entry for a generation manifest.
     ``write_vectors(file)`` writes the FAISS index and returns its kind; ``write_lexical(folder)``,
-    ``write_metadata(folder)`` and ``write_embeddings(file)`` replace building postings and metadata from
-    the documents and saving ``matrix`` (a merge streams merged ones, and then ``documents`` may be a
-    one-pass iterator and ``matrix`` None)."""
+    ``write_metadata(folder)`` (returning the field kinds) and ``write_embeddings(file)`` replace building
+    postings and metadata from the documents and saving ``matrix`` (a merge streams merged ones, and then
+    ``documents`` may be a one-pass iterator and ``matrix`` None). ``fields`` is the index's field contract,
+    which the segment records, extended by any field its documents bring."""
     name = name or new_name()
     target = root / SEGMENTS / name
     with staged_folder(target) as tmp:
@@ -50,8 +51,8 @@ def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix
             raise CorruptIndexError(f"{target}: the merged vectors and documents differ in number; rebuild the index")
         kind = write_vectors(tmp / VECTORS)
         (write_lexical or (lambda folder: lex.build(documents, folder, lexical)))(tmp)
-        (write_metadata or (lambda folder: flt.write(folder, documents)))(tmp)
-        info = {"name": name, "rows": count, "index_type": kind, "files": file_records(tmp)}
+        kinds = (write_metadata or (lambda folder: metadata.write(folder, documents, fields)))(tmp)
+        info = {"name": name, "rows": count, "index_type": kind, "fields": kinds, "files": file_records(tmp)}
         (tmp / INFO).write_text(json.dumps(info, indent=1))
     return entry_of(target)
 
@@ -82,6 +83,15 @@ class Segment:
         self.dimension = dimension
         if not (self.folder / INFO).is_file():
             raise CorruptIndexError(f"{self.folder}: segment missing; the index is damaged, restore it or rebuild")
+
+    @cached_property
+    def fields(self) -> dict[str, str]:
+        """The kind of each metadata field, as this segment records it (``corpus.kinds``)."""
+        try:
+            info = json.loads((self.folder / INFO).read_text())
+        except (OSError, ValueError) as exc:
+            raise CorruptIndexError(f"{self.folder / INFO}: unreadable ({exc}); restore it or rebuild") from exc
+        return metadata.recorded(self.folder, info if isinstance(info, dict) else {})
 
     @cached_property
     def documents(self) -> DocumentStore:

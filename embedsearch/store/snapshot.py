@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..corpus import Document
+from ..corpus.kinds import combine
 from ..embedding.query_encoder import query_encoder
 from . import filters as flt
 from . import generation as gen
@@ -97,11 +98,13 @@ class Snapshot:
                 "fingerprint": m.model.fingerprint, "index_type": self.index_type, "segments": len(self.segments),
                 "deleted": sum(e.deleted for e in g.segments), "generation": self.number, "built_at": m.built_at,
                 "updated_at": g.committed_at, "format_version": m.format_version,
-                "package_version": m.package_version, "provenance": m.provenance}
+                "package_version": m.package_version, "provenance": m.provenance, "fields": self.field_kinds}
 
-    def numeric_fields(self) -> frozenset[str]:
-        """The metadata fields this generation holds as numbers (new records must keep them numbers)."""
-        return flt.numeric_fields([segment.folder for segment in self.segments])
+    @cached_property
+    def field_kinds(self) -> dict[str, str]:
+        """The field contract of this generation (``corpus.kinds``): each metadata field's kind, as its
+        segments record it. New records must fit it."""
+        return combine([segment.fields for segment in self.segments])
 
     def locate(self, rows: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """For live ``rows``: each segment they fall in, their positions in ``rows``, and their segment rows."""
@@ -145,9 +148,11 @@ class Snapshot:
     def lexical(self) -> SegmentedBM25:
         return SegmentedBM25([(s.postings, m) for s, m in zip(self.segments, self.live)], self.manifest.lexical)
 
-    def allowed_rows(self, filters: Sequence[flt.Filter]) -> np.ndarray | None:
-        """Live rows passing every metadata filter (None without filters)."""
-        return flt.allowed_rows([(s.folder, m) for s, m in zip(self.segments, self.live)], filters)
+    def allowed_rows(self, filters: Sequence[flt.Filter], kinds: dict[str, str] | None = None) -> np.ndarray | None:
+        """Live rows passing every metadata filter (None without filters), read with ``kinds`` (this
+        generation's field contract unless a larger one is given: a cluster's)."""
+        return flt.allowed_rows([(s.folder, m) for s, m in zip(self.segments, self.live)], filters,
+                                self.field_kinds if kinds is None else kinds)
 
     def dense(self, queries: np.ndarray, k: int, exclude: Sequence[int | None] | None = None,
               allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:

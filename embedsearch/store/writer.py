@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import store
 from ..corpus import Document, UniqueIds, check_unique
-from ..corpus.values import kind_problem
+from ..corpus.kinds import FieldKinds
 from ..embedding.embed import Embedder, check_fingerprint
 from ..engine.jobs import JobRunner
 from ..errors import CorruptIndexError, EmbedsearchError, IdConflictError, InputError, UnknownIdError
@@ -63,13 +63,10 @@ def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool,
     the fast query encoder (ONNX, no torch import: a submission is checked in well under two seconds; its
     parity with the model is tested), more through the model and its embedding cache. ``encoder``, when it
     is this index's model (a service's shared one), takes every batch. Repeated ids, ids already live and
-    text where the index holds numbers are refused first, before any work."""
+    values that do not fit the index's field kinds are refused first, before any work."""
     check_unique(documents)
     refuse_present(snapshot, [d.id for d in documents])
-    numeric = snapshot.numeric_fields()
-    wrong = next(((d, kind_problem(d.metadata, numeric)) for d in documents if kind_problem(d.metadata, numeric)), None)
-    if wrong is not None:
-        raise InputError(f"document {wrong[0].id!r}: {wrong[1]}; nothing was added")
+    admit(FieldKinds(snapshot.field_kinds), documents, "nothing was added")
     model = snapshot.manifest.model
     if encoder is not None and encoder.fingerprint == model.fingerprint:
         return encoder.encode([d.embed_text for d in documents])
@@ -78,6 +75,15 @@ def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool,
     embedder = Embedder(model.settings)
     check_fingerprint(model.to_json(), embedder.fingerprint, embedder.settings.model, snapshot.root)
     return embed_documents(embedder, documents, progress, "embedding new")
+
+
+def admit(contract: FieldKinds, documents: Iterable[Document], outcome: str) -> None:
+    """Every document's metadata checked against (and learned into) ``contract``; the first that does not
+    fit is an ``InputError`` naming it."""
+    for doc in documents:
+        problem = contract.admit(doc.metadata)
+        if problem:
+            raise InputError(f"document {doc.id!r}: {problem}; {outcome}")
 
 
 def unique(batches: Iterable[Batch]) -> Iterator[Batch]:
@@ -132,8 +138,13 @@ def create(path: Path, manifest: Manifest, total: int, batches: Iterable[Batch],
         trained[:] = trained or [backend.train(matrix, settings)]
         return lambda file: vec.save(file, matrix, settings, trained=trained[0], map_shards=map_shards)
 
+    contract = FieldKinds()
     with new_index(path, manifest) as tmp:
-        entries = [seg.write(tmp, docs, matrix, write_vectors(matrix), manifest.lexical) for docs, matrix in batches]
+        entries = []
+        for docs, matrix in batches:
+            admit(contract, docs, "nothing was written")
+            entries.append(seg.write(tmp, docs, matrix, write_vectors(matrix), manifest.lexical,
+                                     fields=contract.kinds))
         gen.publish(tmp, entries, 1)
 
 
@@ -162,13 +173,16 @@ def _append(root: Path, manifest: Manifest, documents: Sequence[Document], matri
             wait: bool | float) -> int:
     before = Snapshot(root, manifest, gen.newest(root))
     refuse_damaged(before)
+    contract = FieldKinds(before.field_kinds)
+    admit(contract, documents, "nothing was added")
     entry = seg.write(root, documents, matrix, seg.vector_writer(manifest.vectors, before.segments, matrix),
-                      manifest.lexical)
+                      manifest.lexical, fields=contract.kinds)
     try:
         with writer(root, "add", wait):
             current = Snapshot(root, manifest, gen.newest(root))
             refuse_damaged(current)
             refuse_present(current, [d.id for d in documents])
+            admit(FieldKinds(current.field_kinds), documents, "nothing was added")
             number = gen.publish(root, [*current.generation.segments, entry], current.generation.corpus_version + 1)
             _maintain(root, manifest)
     except BaseException:
