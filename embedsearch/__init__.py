@@ -8,6 +8,17 @@ from .retrieval.search import Hit
 from .store.vectors import VectorSettings
 from .version import __version__
 
+
+
+def __getattr__(name: str):
+    """``embedsearch.Matcher`` (reviewers for submissions), imported on first use."""
+    if name == "Matcher":
+        from .reviewers import Matcher
+
+        return Matcher
+    raise AttributeError(f"module 'embedsearch' has no attribute {name!r}")
+
+
 __all__ = [
     "DEFAULT_MODEL",
     "Document",

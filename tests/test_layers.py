@@ -20,6 +20,7 @@ LAYERS = [
     {"index"},
     {"evaluate"},
     {"shards"},
+    {"reviewers"},
     {"serve"},
     {"cli"},
     {"__init__", "__main__"},

@@ -1,0 +1,187 @@
+"""An assignment a program chair can run: every submission gets exactly R distinct reviewers, every reviewer
+between M and L submissions, no conflicted pair, solved as a min-cost flow by OR-Tools (the solver
+OpenReview's matcher uses). An impossible request is refused with the cause in numbers, before or after
+the solver, and nothing is written."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .scores import ScoreTable
+from .settings import AssignSettings
+
+SCALE = 1_000_000  # affinities become whole costs at this resolution
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The assigned pairs (``submission, reviewer, score``), each submission's alternates, and a summary."""
+
+    pairs: tuple[tuple[str, str, float], ...]
+    alternates: dict[str, tuple[tuple[str, float], ...]]
+    summary: dict
+
+    def to_json(self) -> dict:
+        return {"summary": self.summary,
+                "pairs": [{"submission": s, "reviewer": r, "score": round(v, 6)} for s, r, v in self.pairs],
+                "alternates": {s: [{"reviewer": r, "score": round(v, 6)} for r, v in alt]
+                               for s, alt in self.alternates.items()}}
+
+
+def assign(table: ScoreTable, settings: AssignSettings) -> Assignment:
+    """The assignment ``settings`` ask for over the candidate pairs of ``table`` (conflicts removed)."""
+    ok = ~table.conflict
+    s_idx, r_idx, score = table.submission[ok], table.reviewer[ok], table.score[ok]
+    _refuse_impossible(table, s_idx, r_idx, settings)
+    if settings.objective == "fair":
+        floor = _best_floor(table, s_idx, r_idx, score, settings)
+        keep = score >= floor
+        s_idx, r_idx, score = s_idx[keep], r_idx[keep], score[keep]
+    chosen = _solve(table, s_idx, r_idx, score, settings)
+    if chosen is None:
+        raise InputError(_deficit(table, s_idx, r_idx, settings))
+    return _result(table, s_idx[chosen], r_idx[chosen], score[chosen], ok, settings)
+
+
+def _refuse_impossible(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, settings: AssignSettings) -> None:
+    n, m, per, low, high = len(table.submissions), len(table.reviewers), settings.per_paper, settings.min_load, \
+        settings.max_load
+    if m * high < n * per:
+        raise InputError(f"capacity below demand: {m:,} reviewers x --max-load {high} = {m * high:,} reviews, but "
+                         f"{n:,} submissions x --per-paper {per} need {n * per:,}; raise --max-load to at least "
+                         f"{-(-n * per // m)} or add reviewers")
+    if m * low > n * per:
+        raise InputError(f"minimum loads cannot all be met: {m:,} reviewers x --min-load {low} = {m * low:,} reviews, "
+                         f"but only {n * per:,} are needed; lower --min-load to at most {n * per // m}")
+    options = np.bincount(s_idx, minlength=n)
+    short = np.flatnonzero(options < per)
+    if len(short):
+        named = ", ".join(f"{table.submissions[i]} ({options[i]})" for i in short[:5])
+        raise InputError(f"{len(short):,} submission(s) have fewer than --per-paper {per} reviewers left after "
+                         f"conflicts and missing scores: {named}{' ...' if len(short) > 5 else ''}; add reviewers or "
+                         "scores for them, or lower --per-paper")
+    reach = np.bincount(r_idx, minlength=m)
+    weak = np.flatnonzero(reach < low)
+    if len(weak):
+        named = ", ".join(f"{table.reviewers[i]} ({reach[i]})" for i in weak[:5])
+        raise InputError(f"minimum loads cannot all be met: {len(weak):,} reviewer(s) can take fewer than "
+                         f"--min-load {low} submissions (scored, not conflicted): {named}"
+                         f"{' ...' if len(weak) > 5 else ''}; lower --min-load")
+
+
+def _solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray,
+           settings: AssignSettings) -> np.ndarray | None:
+    """Which candidate pairs the optimal flow uses, or None when no assignment meets every constraint."""
+    from ortools.graph.python import min_cost_flow
+
+    n, m = len(table.submissions), len(table.reviewers)
+    per, low, high = settings.per_paper, settings.min_load, settings.max_load
+    source, sink = n + m, n + m + 1
+    costs = -np.round(np.asarray(score, dtype=np.float64) * SCALE).astype(np.int64)
+    bonus = int(np.abs(costs).sum()) + 1  # filling a minimum load outweighs any affinity
+    flow = min_cost_flow.SimpleMinCostFlow()
+    pair_arcs = flow.add_arcs_with_capacity_and_unit_cost(s_idx, n + r_idx, np.ones(len(s_idx), np.int64), costs)
+    flow.add_arcs_with_capacity_and_unit_cost(np.full(n, source), np.arange(n), np.full(n, per), np.zeros(n, np.int64))
+    reviewers = n + np.arange(m)
+    if low:
+        flow.add_arcs_with_capacity_and_unit_cost(reviewers, np.full(m, sink), np.full(m, low), np.full(m, -bonus))
+    if high > low:
+        flow.add_arcs_with_capacity_and_unit_cost(reviewers, np.full(m, sink), np.full(m, high - low),
+                                                 np.zeros(m, np.int64))
+    flow.set_nodes_supplies(np.array([source, sink]), np.array([n * per, -n * per]))
+    if flow.solve() != flow.OPTIMAL:
+        return None
+    used = flow.flows(pair_arcs) > 0
+    loads = np.bincount(r_idx[used], minlength=m)
+    return used if (loads >= low).all() else None
+
+
+def _best_floor(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray,
+                settings: AssignSettings) -> float:
+    """The highest affinity every assigned pair can reach (a binary search over the scores, each step a flow
+    over the pairs at or above it): the weakest pair of the ``fair`` assignment."""
+    levels = np.unique(score)
+    low, high = 0, len(levels) - 1
+    if _solve(table, s_idx, r_idx, score, settings) is None:
+        raise InputError(_deficit(table, s_idx, r_idx, settings))
+    while low < high:
+        middle = (low + high + 1) // 2
+        keep = score >= levels[middle]
+        if _solve(table, s_idx[keep], r_idx[keep], score[keep], settings) is not None:
+            low = middle
+        else:
+            high = middle - 1
+    return float(levels[low])
+
+
+def _deficit(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, settings: AssignSettings) -> str:
+    """Why the flow found no assignment: how many reviews fit at most, and the submissions left short."""
+    from ortools.graph.python import min_cost_flow
+
+    n, m, per = len(table.submissions), len(table.reviewers), settings.per_paper
+    flow = min_cost_flow.SimpleMinCostFlow()
+    arcs = flow.add_arcs_with_capacity_and_unit_cost(s_idx, n + r_idx, np.ones(len(s_idx), np.int64),
+                                                     np.zeros(len(s_idx), np.int64))
+    flow.add_arcs_with_capacity_and_unit_cost(np.full(n, n + m), np.arange(n), np.full(n, per), np.zeros(n, np.int64))
+    flow.add_arcs_with_capacity_and_unit_cost(n + np.arange(m), np.full(m, n + m + 1), np.full(m, settings.max_load),
+                                              np.zeros(m, np.int64))
+    flow.set_nodes_supplies(np.array([n + m, n + m + 1]), np.array([n * per, -n * per]))
+    flow.solve_max_flow_with_min_cost()
+    placed = int(flow.flows(arcs).sum())
+    if placed < n * per:
+        got = np.bincount(s_idx[flow.flows(arcs) > 0], minlength=n)
+        short = np.flatnonzero(got < per)
+        named = ", ".join(table.submissions[i] for i in short[:5])
+        return (f"no assignment fits: at most {placed:,} of the {n * per:,} reviews can be placed within --max-load "
+                f"{settings.max_load}, because the reviewers left to {len(short):,} submission(s) ({named}"
+                f"{' ...' if len(short) > 5 else ''}) run out of load; raise --max-load or add candidate reviewers")
+    return (f"minimum loads cannot all be met together with --per-paper {per} and the conflicts (--min-load "
+            f"{settings.min_load}); lower --min-load")
+
+
+def _result(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, ok: np.ndarray,
+            settings: AssignSettings) -> Assignment:
+    order = np.lexsort((-score, s_idx))
+    pairs = tuple((table.submissions[s], table.reviewers[r], float(v))
+                  for s, r, v in zip(s_idx[order], r_idx[order], score[order]))
+    n = len(table.submissions)
+    means = np.bincount(s_idx, weights=score, minlength=n) / settings.per_paper
+    lows = np.full(n, np.inf)
+    np.minimum.at(lows, s_idx, score)
+    assigned = set(zip(s_idx.tolist(), r_idx.tolist()))
+    best = _best_reviewer(table, ok)
+    loads = np.bincount(r_idx, minlength=len(table.reviewers))
+    alternates = _alternates(table, ok, assigned, settings.alternates)
+    summary = {"submissions": n, "reviewers": len(table.reviewers), "objective": settings.objective,
+               "per_paper": settings.per_paper, "min_load": settings.min_load, "max_load": settings.max_load,
+               "total_affinity": round(float(score.sum()), 6), "mean_affinity": round(float(means.mean()), 6),
+               "lowest_submission_mean": round(float(means.min()), 6), "lowest_pair": round(float(score.min()), 6),
+               "got_their_best_reviewer": sum((s, b) in assigned for s, b in enumerate(best)),
+               "load_histogram": {str(k): v for k, v in sorted(Counter(loads.tolist()).items())}}
+    return Assignment(pairs, alternates, summary)
+
+
+def _best_reviewer(table: ScoreTable, ok: np.ndarray) -> list[int]:
+    best = np.full(len(table.submissions), -1)
+    top = np.full(len(table.submissions), -np.inf)
+    for s, r, v in zip(table.submission[ok], table.reviewer[ok], table.score[ok]):
+        if v > top[s]:
+            top[s], best[s] = v, r
+    return best.tolist()
+
+
+def _alternates(table: ScoreTable, ok: np.ndarray, assigned: set, k: int) -> dict[str, tuple[tuple[str, float], ...]]:
+    if k == 0:
+        return {}
+    out: dict[str, list[tuple[float, int]]] = {s: [] for s in table.submissions}
+    order = np.lexsort((-table.score, table.submission))
+    for i in order[ok[order]]:
+        s, r = int(table.submission[i]), int(table.reviewer[i])
+        name = table.submissions[s]
+        if (s, r) not in assigned and len(out[name]) < k:
+            out[name].append((float(table.score[i]), r))
+    return {s: tuple((table.reviewers[r], v) for v, r in alt) for s, alt in out.items()}

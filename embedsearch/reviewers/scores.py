@@ -1,0 +1,90 @@
+"""The scores file between ``affinity`` and ``assign``: a CSV with the header ``submission,reviewer,score``
+(openreview-expertise's format), optionally a ``conflict`` column (non-empty: the pair is conflicted).
+Read back as arrays of candidate pairs, every line checked."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from ..errors import InputError
+from .affinity import Affinity
+
+HEADER = ("submission", "reviewer", "score")
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreTable:
+    """Candidate pairs by position: ``submission[i]`` and ``reviewer[i]`` index ``submissions`` and
+    ``reviewers``; ``conflict[i]`` marks a pair never to assign."""
+
+    submissions: tuple[str, ...]
+    reviewers: tuple[str, ...]
+    submission: np.ndarray
+    reviewer: np.ndarray
+    score: np.ndarray
+    conflict: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def with_conflicts(self, pairs: Iterable[tuple[int, int]]) -> ScoreTable:
+        """The same table with ``(submission, reviewer)`` position pairs marked conflicted."""
+        wanted = set(pairs)
+        marked = self.conflict | np.fromiter(((s, r) in wanted for s, r in zip(self.submission.tolist(),
+                                                                               self.reviewer.tolist())),
+                                             dtype=bool, count=len(self.submission))
+        return ScoreTable(self.submissions, self.reviewers, self.submission, self.reviewer, self.score, marked)
+
+
+def write(fh: TextIO, pairs: Iterable[Affinity]) -> int:
+    """Write pairs as CSV to an open text file (the ``conflict`` reason as a fourth column); returns how many."""
+    count = 0
+    out = csv.writer(fh)
+    out.writerow([*HEADER, "conflict"])
+    for pair in pairs:
+        out.writerow([pair.submission, pair.reviewer, f"{pair.score:.6f}", pair.conflict or ""])
+        count += 1
+    return count
+
+
+def read(path: Path) -> ScoreTable:
+    """A scores CSV as a table; a missing column, an empty id, a score that is not a finite number or a pair
+    given twice is an error naming the line."""
+    subs: dict[str, int] = {}
+    revs: dict[str, int] = {}
+    s_idx, r_idx, values, conflicts, seen = [], [], [], [], set()
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in HEADER if c not in (reader.fieldnames or [])]
+            if missing:
+                raise InputError(f"{path}:1: no {', '.join(repr(c) for c in missing)} column; the header is "
+                                 f"{','.join(HEADER)} (as `embedsearch affinity` writes it)")
+            for line, record in enumerate(reader, start=2):
+                s, r, text = ((record.get(c) or "").strip() for c in HEADER)
+                if not s or not r:
+                    raise InputError(f"{path}:{line}: empty {'submission' if not s else 'reviewer'} id")
+                try:
+                    value = float(text)
+                except ValueError:
+                    value = math.nan
+                if not math.isfinite(value):
+                    raise InputError(f"{path}:{line}: score {text!r} is not a finite number")
+                key = (subs.setdefault(s, len(subs)), revs.setdefault(r, len(revs)))
+                if key in seen:
+                    raise InputError(f"{path}:{line}: the pair {s!r}, {r!r} appears twice")
+                seen.add(key)
+                s_idx.append(key[0])
+                r_idx.append(key[1])
+                values.append(value)
+                conflicts.append(bool((record.get("conflict") or "").strip()))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--scores {path}: cannot read ({exc})") from None
+    if not values:
+        raise InputError(f"{path}: no scores; write them with `embedsearch affinity`")
+    return ScoreTable(tuple(subs), tuple(revs), np.asarray(s_idx, np.int64), np.asarray(r_idx, np.int64),
+                      np.asarray(values, np.float64), np.asarray(conflicts, bool))
