@@ -23,7 +23,10 @@ def serve(index: str | None = IndexOpt,
           token_file: Path | None = typer.Option(None, "--token-file",
                                                     help="File holding the write token (or set EMBEDSEARCH_TOKEN)."),
           topics: bool = typer.Option(_DEFAULT.topics, "--topics/--no-topics",
-                                      help="Fit topics in the background when none are saved.")) -> None:
+                                      help="Fit topics in the background when none are saved."),
+          reviewers: Path | None = typer.Option(None, "--reviewers",
+                                                help="Reviewers' archives or publications: adds /reviewers/for and "
+                                                     "who could review each paper on its page.")) -> None:
     """Serve an index over HTTP: JSON API (docs at /docs), a search page at / and the topic map at /map."""
     from ..errors import require
 
@@ -33,7 +36,8 @@ def serve(index: str | None = IndexOpt,
     from ..serve.run import serve as run
     from .app import open_index
 
-    settings = ServeSettings(host=host, port=port, workers=workers, writable=writable, topics=topics)
+    settings = ServeSettings(host=host, port=port, workers=workers, writable=writable, topics=topics,
+                             reviewers=str(reviewers.resolve()) if reviewers else "")
     token = read_token(token_file)
     path = Path(index) if index is not None else open_index(None).path
     run(path, settings, token)

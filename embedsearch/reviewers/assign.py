@@ -60,17 +60,21 @@ def _refuse_impossible(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, 
     options = np.bincount(s_idx, minlength=n)
     short = np.flatnonzero(options < per)
     if len(short):
-        named = ", ".join(f"{table.submissions[i]} ({options[i]})" for i in short[:5])
         raise InputError(f"{len(short):,} submission(s) have fewer than --per-paper {per} reviewers left after "
-                         f"conflicts and missing scores: {named}{' ...' if len(short) > 5 else ''}; add reviewers or "
-                         "scores for them, or lower --per-paper")
+                         f"conflicts and missing scores: {_some(short, table.submissions, options)}; add reviewers "
+                         "or scores for them, or lower --per-paper")
     reach = np.bincount(r_idx, minlength=m)
     weak = np.flatnonzero(reach < low)
     if len(weak):
-        named = ", ".join(f"{table.reviewers[i]} ({reach[i]})" for i in weak[:5])
         raise InputError(f"minimum loads cannot all be met: {len(weak):,} reviewer(s) can take fewer than "
-                         f"--min-load {low} submissions (scored, not conflicted): {named}"
-                         f"{' ...' if len(weak) > 5 else ''}; lower --min-load")
+                         f"--min-load {low} submissions (scored, not conflicted): "
+                         f"{_some(weak, table.reviewers, reach)}; lower --min-load")
+
+
+def _some(positions: np.ndarray, names: tuple[str, ...], counts: np.ndarray, shown: int = 5) -> str:
+    """The first few of ``positions`` by name, each with its count: "s0 (1), s4 (2) ..."."""
+    listed = ", ".join(f"{names[i]} ({counts[i]})" for i in positions[:shown])
+    return listed + (" ..." if len(positions) > shown else "")
 
 
 def _solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray,

@@ -19,8 +19,8 @@ from ..index import Index
 from ..retrieval.search import Hit, SearchSettings, best_match
 from .guard import ApiError, authorised
 from .live import Live, Served
-from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, RemoveOut, SearchBatchOut,
-                        SearchOut, SimilarOut, TopicsOut, errors)
+from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, OverTimeOut, RemoveOut,
+                        SearchBatchOut, SearchOut, SimilarOut, TopicsOut, errors)
 from .schemas import AddDocuments, Mode, SearchBatch, SimilarText
 from .settings import LIMITS, ServeSettings
 from .topics import TopicsState
@@ -209,6 +209,25 @@ def topics_router(service: Service) -> APIRouter:
         ready = service.topics.require()
         return {**ready.model.to_json(level), "generation": ready.generation}
 
+    @api.get("/topics/over-time", dependencies=[only("field", "by", "bins", "level")], response_model=OverTimeOut,
+             responses=errors(404, 503))
+    def topics_over_time(field: str | None = Query(None, min_length=1, max_length=200, description="A year or date field."),
+                         by: str | None = Query(None, min_length=1, max_length=200, description="A field of classes."),
+                         bins: int = Query(10, ge=1, le=100), level: int = Query(0, ge=0, le=20)):
+        """Each topic's papers per period of ``field`` (or per value of ``by``), with shares and keywords, as
+        ``embedsearch topics --over-time FIELD --json``."""
+        from ..topics.over_time import over_time
+
+        if (field is None) == (by is None):
+            raise ApiError(422, "give field (a year or date) or by (a field of classes), not both")
+        ready, index = service.topics.require(), service.current().index
+        found = index.documents.row_of
+        rows = [found.get(i) for i in ready.model.ids]
+        present = dict(zip([r for r in rows if r is not None], index.documents.get([r for r in rows if r is not None])))
+        documents = [present[r] if r is not None else Document(i, " ") for i, r in zip(ready.model.ids, rows)]
+        result = over_time(ready.model, documents, field or by, bins, level, by is not None)
+        return {**result.to_json(), "generation": ready.generation}
+
     return api
 
 
@@ -229,7 +248,8 @@ def index_router(service: Service, write: Any) -> APIRouter:
         return {**served.info, "fields": served.fields,
                 "writable": service.writable,
                 "topics": "ready" if topics.ready else ("off" if not topics.enabled else "computing"),
-                "limits": asdict(LIMITS), "bands": bands(served.index.search_settings)}
+                "limits": asdict(LIMITS), "bands": bands(served.index.search_settings),
+                "reviewers": bool(service.settings.reviewers)}
 
     @api.post("/compact", dependencies=[write, only()], response_model=CompactOut, responses=errors(403, 503),
               include_in_schema=writable)

@@ -45,6 +45,11 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
     for router in (api.search_router(service), api.documents_router(service, write), api.topics_router(service),
                    duplicates.router(service), api.index_router(service, write)):
         app.include_router(router)
+    if settings.reviewers:
+        from ..reviewers import Matcher
+        from .reviewers import router
+
+        app.include_router(router(service, Matcher.open(settings.reviewers, live.current.index.model_name)))
     app.include_router(page.router(live, topics))
     app.state.live, app.state.topics = live, topics
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ErrorBody(BaseModel):
@@ -89,6 +89,26 @@ class TopicOut(TopicRef):
 class TopicsOut(BaseModel):
     topics: list[TopicOut]
     unassigned: list[str]
+    generation: int
+
+
+class TopicPeriodOut(BaseModel):
+    topic: int = Field(description="The topic's id; -1 for the papers no topic holds.")
+    label: str
+    period: str
+    count: int
+    share: float = Field(description="Of the period's papers (unassigned included: a period's shares add up to 1).")
+    topic_share: float = Field(description="Of the topic's papers (a topic's shares add up to 1).")
+    keywords: list[str] = Field(description="The topic's words in this period (class-based TF-IDF).")
+
+
+class OverTimeOut(BaseModel):
+    field: str
+    by: str = Field(description="time (periods of a year or date) or class (values of a field).")
+    periods: list[str]
+    left_out: int = Field(description="Papers without a usable value in the field.")
+    first_left_out: str | None
+    rows: list[TopicPeriodOut]
     generation: int
 
 

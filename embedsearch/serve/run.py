@@ -57,6 +57,11 @@ def serve(path: Path, settings: ServeSettings, token: str | None) -> None:
     if settings.writable and token is None:
         raise InputError(f"--writable needs a token: set {TOKEN_ENV} or pass --token-file FILE")
     path = check_index(path)
+    if settings.reviewers:
+        from ..index import Index
+        from ..reviewers import Matcher
+
+        Matcher.open(settings.reviewers, Index.load(path).model_name, progress=True)  # built once, before workers
     check_port(settings.host, settings.port)
     os.environ.update(environment(path, settings))
     if settings.workers > 1:

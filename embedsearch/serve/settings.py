@@ -34,6 +34,7 @@ class ServeSettings:
     lock_wait_seconds: float = 30.0
     threads: int = 40
     max_writes: int = 2
+    reviewers: str = ""  # reviewers' archives or publications file: adds /reviewers/for (``serve --reviewers``)
 
     def __post_init__(self) -> None:
         try:

@@ -98,7 +98,7 @@ class Snapshot:
                 "fingerprint": m.model.fingerprint, "index_type": self.index_type, "segments": len(self.segments),
                 "deleted": sum(e.deleted for e in g.segments), "generation": self.number, "built_at": m.built_at,
                 "updated_at": g.committed_at, "format_version": m.format_version,
-                "package_version": m.package_version, "provenance": m.provenance, "fields": self.field_kinds}
+                "package_version": m.package_version, "provenance": m.provenance, "field_kinds": self.field_kinds}
 
     @cached_property
     def field_kinds(self) -> dict[str, str]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import store
-from ..corpus import Document, UniqueIds, check_unique
+from ..corpus import Document, check_unique
 from ..corpus.kinds import FieldKinds
 from ..embedding.embed import Embedder, check_fingerprint
 from ..engine.jobs import JobRunner
@@ -24,6 +24,7 @@ from ..errors import CorruptIndexError, EmbedsearchError, IdConflictError, Input
 from . import generation as gen
 from . import segment as seg
 from . import vectors as vec
+from .batches import Batch, admit, chunks, unique  # noqa: F401  (the writer's inputs, where callers find them)
 from .check import problems
 from .compact import compaction, merge, plan
 from .generation import SegmentEntry
@@ -54,7 +55,6 @@ def embed_documents(embedder, documents: Sequence[Document], progress: bool, lab
         return embedder.embed(texts, progress=bar.update, **options)
 
 
-Batch = tuple[Sequence[Document], np.ndarray]
 FAST_ADD = 32
 
 
@@ -75,36 +75,6 @@ def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool,
     embedder = Embedder(model.settings)
     check_fingerprint(model.to_json(), embedder.fingerprint, embedder.settings.model, snapshot.root)
     return embed_documents(embedder, documents, progress, "embedding new")
-
-
-def admit(contract: FieldKinds, documents: Iterable[Document], outcome: str) -> None:
-    """Every document's metadata checked against (and learned into) ``contract``; the first that does not
-    fit is an ``InputError`` naming it."""
-    for doc in documents:
-        problem = contract.admit(doc.metadata)
-        if problem:
-            raise InputError(f"document {doc.id!r}: {problem}; {outcome}")
-
-
-def unique(batches: Iterable[Batch]) -> Iterator[Batch]:
-    """Pass batches through, failing on an empty corpus, a vector count that does not match, or an id seen before."""
-    ids = UniqueIds()
-    for documents, matrix in batches:
-        if len(matrix) != len(documents):
-            raise InputError(f"{len(matrix)} vectors for {len(documents)} documents")
-        for doc in documents:
-            ids.add(doc.id)
-        yield documents, matrix
-    ids.finish()
-
-
-def chunks(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    """Lists of at most ``size`` documents, read from ``documents`` one list at a time."""
-    from itertools import islice
-
-    stream = iter(documents)
-    while part := list(islice(stream, size)):
-        yield part
 
 
 @contextmanager

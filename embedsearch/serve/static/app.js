@@ -333,6 +333,7 @@ async function showPaper(id) {
          el("a", {href: `/map?focus=${encodeURIComponent(id)}`, textContent: "Show on the topic map"})),
       similarList, el("h3", {textContent: "Near-duplicates in the index"}), dups);
     similarButton.click();
+    reviewersSection(id, box);
     try {
       const report = await api(`/duplicates/of/${encodeURIComponent(id)}?display=1`);
       const pairs = report.groups.flatMap((g) => g.pairs).map((p) => p.a === id ? p : flip(p));
@@ -340,6 +341,23 @@ async function showPaper(id) {
                                             : [el("p", {textContent: "None: no other abstract here is the same work reworded."})]));
     } catch (e) { dups.replaceChildren(el("p", {textContent: e.message})); }  // the paper stays shown
   } catch (e) { box.replaceChildren(el("p", {}, e.message, " ", el("a", {href: "/", textContent: "Back to search"}))); }
+}
+
+// Who could review this paper: shown only when the server was started with --reviewers.
+async function reviewersSection(id, box) {
+  let info;
+  try { info = await api("/info"); } catch (e) { return; }
+  if (!info.reviewers) return;
+  const list = el("ol", {className: "reviewers", "aria-label": "who could review it"});
+  box.append(el("h3", {textContent: "Who could review it"}), list);
+  try {
+    const found = await api(`/reviewers/for/${encodeURIComponent(id)}?k=5`);
+    list.replaceChildren(...found.reviewers.map((r) => el("li", {},
+      el("strong", {textContent: r.reviewer}), ` affinity ${r.score.toFixed(2)}`,
+      r.conflict ? el("span", {className: "conflict", textContent: ` · conflict: ${r.conflict}`}) : "",
+      el("ul", {className: "evidence"}, ...r.evidence.map((p) => el("li", {
+        textContent: `${p.title || p.id} (cosine ${p.similarity.toFixed(2)})`}))))));
+  } catch (e) { list.replaceChildren(el("li", {textContent: e.message})); }
 }
 
 function flip(pair) {
