@@ -462,5 +462,21 @@ def test_the_first_topic_fit_runs_outside_the_worker(metadata_index, tmp_path):
         assert "llvmlite" not in maps and "hdbscan" not in maps
         with running.client() as c:
             assert c.get("/map").status_code == 200
+            check_topics_over_time(c)
     finally:
         running.stop()
+
+
+def check_topics_over_time(c) -> None:
+    """``/topics/over-time`` answers as ``topics --over-time`` does, on the saved fit."""
+    body = c.get("/topics/over-time", params={"field": "year"}).json()
+    assert body["by"] == "time" and body["periods"] == sorted(body["periods"]) and body["rows"]
+    for period in body["periods"]:
+        assert sum(r["share"] for r in body["rows"] if r["period"] == period) == pytest.approx(1, abs=1e-4)
+    topics = c.get("/topics").json()
+    assert sum(r["count"] for r in body["rows"] if r["topic"] >= 0) == sum(t["size"] for t in topics["topics"])
+    by_track = c.get("/topics/over-time", params={"by": "track"}).json()
+    assert by_track["by"] == "class" and by_track["periods"]
+    missing = c.get("/topics/over-time", params={"field": "yaer"})
+    assert missing.status_code == 400 and "its fields:" in missing.json()["error"], missing.text
+    assert c.get("/topics/over-time").status_code == 422

@@ -1,0 +1,62 @@
+"""``embedsearch topics --over-time FIELD`` (or ``--by FIELD``): the topic table per period or per class,
+as text, JSON lines, CSV, and a chart."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import typer
+
+from ..errors import InputError
+from ..files import durable_file
+from ..store.output import check_output
+
+
+def check_outputs(csv_file: Path | None, plot: Path | None, png: bool, force: bool, sources=()) -> None:
+    """Every output checked before any work (a PNG is written beside the page)."""
+    if png and plot is None:
+        raise InputError("--png draws the chart beside --plot FILE.html; give --plot")
+    for option, value in (("--csv", csv_file), ("--plot", plot), ("--png", plot.with_suffix(".png") if png and plot
+                                                                   else None)):
+        if value is not None:
+            check_output(value, option, sources, force)
+
+
+def show(idx, model, field: str, by_class: bool, bins: int, level: int, as_json: bool, csv_file: Path | None,
+         plot: Path | None, png: bool, strict: bool, force: bool, sources=()) -> None:
+    from ..topics.over_time import over_time
+    from ..topics.time_chart import write_html, write_png
+
+    documents = idx.documents.get([idx.documents.row_of[i] for i in model.ids])
+    result = over_time(model, documents, field, bins, level, by_class, strict)
+    if result.left_out:
+        typer.echo(f"warning: {result.left_out:,} papers left out: no {'value' if by_class else 'year or date'} in "
+                   f"{field!r} (first: {result.first_left_out!r}); --strict makes this an error", err=True)
+    if csv_file is not None:
+        with durable_file(csv_file.resolve(), newline="") as fh:
+            out = csv.writer(fh)
+            out.writerow(["topic", "label", "period", "count", "share", "topic_share", "keywords"])
+            out.writerows([r.topic, r.label, r.period, r.count, f"{r.share:.6f}", f"{r.topic_share:.6f}",
+                           "; ".join(r.keywords)] for r in result.rows)
+    title = f"{idx.name or idx.path.name}: topics {'by' if by_class else 'over'} {field}"
+    if plot is not None:
+        write_html(result, plot, title, force, sources)
+        if png:
+            write_png(result, plot.with_suffix(".png"), title, force, sources)
+    if as_json:
+        for row in result.rows:
+            typer.echo(json.dumps(row.to_json(), ensure_ascii=False))
+        return
+    typer.echo(f"{len(result.periods)} {'classes' if by_class else 'periods'} of {field!r}: "
+               f"{', '.join(result.periods[:12])}{' ...' if len(result.periods) > 12 else ''}")
+    for topic in sorted({r.topic for r in result.rows}, key=lambda t: (t < 0, t)):
+        rows = [r for r in result.of(topic) if r.count]
+        if not rows:
+            continue
+        typer.echo(f"\ntopic {topic}: {rows[0].label}")
+        for r in rows:
+            words = f"  {', '.join(r.keywords)}" if r.keywords else ""
+            typer.echo(f"  {r.period:>12}  {r.count:>5}  {r.share:6.1%} of the period  {r.topic_share:6.1%} of the "
+                       f"topic{words}")
