@@ -116,3 +116,18 @@ def test_bad_requests_are_one_line(rising, args, phrases):
     result = run_cli("topics", "--index", str(rising.path), *args)
     lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert result.returncode == 2 and len(lines) == 1 and all(p in lines[0] for p in phrases), result.stderr
+
+
+def test_a_cluster_gives_the_table_one_index_gives(rising, tmp_path):
+    from embedsearch.shards import Cluster
+
+    Cluster.split(rising, tmp_path / "cluster", 2)
+    result = run_cli("cluster-topics", "--cluster", str(tmp_path / "cluster"), "--over-time", "year", "--json",
+                     check=True)
+    rows = rows_of(result)
+    topics = json.loads(run_cli("cluster-topics", "--cluster", str(tmp_path / "cluster"), "--json", check=True).stdout)
+    for topic in topics["topics"]:
+        held = sum(r["count"] for r in rows if r["topic"] == topic["id"])
+        assert held == topic["size"] - ("p7" in topic["members"])  # p7 has no year
+    assert sum(r["count"] for r in rows) == 179 and "'p7'" in result.stderr
+    assert [r["period"] for r in rows if r["topic"] == rows[0]["topic"]] == [str(y) for y in range(2010, 2020)]

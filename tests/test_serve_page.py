@@ -182,6 +182,23 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
     assert toolbar["y"] + toolbar["height"] <= legend["y"] or toolbar["x"] + toolbar["width"] <= legend["x"]
 
 
+def test_the_served_map_charts_topics_over_time(page, server):
+    server.wait_for_topics()
+    page.goto(server.url + "/map")
+    page.wait_for_selector(".scatterlayer .point")
+    page.get_by_role("button", name="Topics over time").click()
+    page.wait_for_function("document.querySelectorAll('#over-time-plot .scatterlayer .trace').length > 0")
+    periods = page.evaluate("() => document.getElementById('over-time-plot').data[0].x")
+    assert periods == ["2025", "2026"]
+    hover = page.evaluate("() => document.getElementById('over-time-plot').data[0].text[0]")
+    assert "papers (" in hover and "2025" in hover
+    shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
+    if shots:
+        page.screenshot(path=str(Path(shots) / "serve-over-time.png"))
+    page.get_by_role("button", name="Close").click()
+    assert page.locator("#over-time").is_hidden()
+
+
 def test_the_api_docs_render_offline(page, server):
     page.goto(server.url + "/docs")
     page.wait_for_selector(".swagger-ui .opblock")

@@ -9,8 +9,9 @@ from pathlib import Path
 import typer
 
 from ..serve.settings import ClusterSettings
-from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, open_index, ray_settings
+from .app import EngineOpt, ForceOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, open_index, ray_settings
 from .explore import MinSizeOpt, RefitOpt, SampleOpt, SeedOpt, print_report
+from .over_time import BinsOpt, ByOpt, CsvOpt, OverOpt, PlotOpt, PngOpt, StrictOpt
 
 _DEFAULT = ClusterSettings()
 ClusterOpt = typer.Option(..., "--cluster", "-c", help="Cluster folder (made by `embedsearch shard`).")
@@ -58,18 +59,28 @@ def cluster_dedup(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, engine: s
 @friendly
 def cluster_topics(cluster: Path = ClusterOpt, as_json: bool = JsonOpt, min_size: int | None = MinSizeOpt,
                    seed: int = SeedOpt, sample: int = SampleOpt, refit: bool = RefitOpt, engine: str = EngineOpt,
-                   ray_address: str | None = RayAddressOpt) -> None:
+                   ray_address: str | None = RayAddressOpt, over: str | None = OverOpt, by: str | None = ByOpt,
+                   bins: int = BinsOpt, csv_file: Path | None = CsvOpt, plot: Path | None = PlotOpt,
+                   png: bool = PngOpt, strict: bool = StrictOpt, force: bool = ForceOpt) -> None:
     """Topics over every shard: fitted on a sample drawn across the shards, the rest assigned shard by shard
-    (as Ray tasks with ``--engine ray``); after writes, the last fit is carried over unless ``--refit``."""
+    (as Ray tasks with ``--engine ray``); after writes, the last fit is carried over unless ``--refit``.
+    ``--over-time FIELD`` / ``--by FIELD`` give the same table as ``topics`` does over one index."""
     import json
 
     from ..engine.distributed import job_map
     from ..shards import Cluster
     from ..topics import TopicSettings
+    from .over_time import check_request, show
 
+    check_request(over, by, csv_file, plot, png, strict, force)
     opened = Cluster.open(cluster)
     model = opened.topics(TopicSettings(min_size=min_size, seed=seed, sample=sample),
                           job_map(ray_settings(engine, ray_address)), refit)
+    if over is not None or by is not None:
+        held = {d.id: d for shard in opened.shards for d in shard.index.documents}
+        show(cluster.name, model, [held[i] for i in model.ids], over or by, by is not None, bins, 0, as_json,
+             csv_file, plot, png, strict, force)
+        return
     if as_json:
         typer.echo(json.dumps(model.to_json(), ensure_ascii=False))
         return

@@ -15,6 +15,7 @@ from ..files import durable_file
 from ..store.output import check_output
 from ..topics.cluster import TopicSettings
 from ..topics.maps import MAX_POINTS
+from .over_time import BinsOpt, ByOpt, CsvOpt, OverOpt, PlotOpt, PngOpt, StrictOpt
 from .app import (
     EngineOpt,
     ForceOpt,
@@ -143,34 +144,24 @@ def topics(index: str | None = IndexOpt, as_json: bool = JsonOpt, min_size: int 
            query: str | None = typer.Option(None, "--query", help="List the topics nearest this query."),
            sample: int = SampleOpt, refit: bool = RefitOpt, engine: str = EngineOpt,
            ray_address: str | None = RayAddressOpt,
-           over: str | None = typer.Option(None, "--over-time", help="Each topic per period of this field (a year "
-                                                                      "or ISO date)."),
-           by: str | None = typer.Option(None, "--by", help="Each topic per value of this field (venue, category)."),
-           bins: int = typer.Option(10, "--bins", help="Periods when a field has more than 40 distinct years."),
-           csv_file: Path | None = typer.Option(None, "--csv", help="With --over-time/--by: the table as CSV."),
-           plot: Path | None = typer.Option(None, "--plot", help="With --over-time/--by: a chart page (HTML)."),
-           png: bool = typer.Option(False, "--png", help="With --plot: a PNG beside it."),
-           strict: bool = typer.Option(False, "--strict", help="A paper without a usable value is an error."),
-           force: bool = ForceOpt) -> None:
+           over: str | None = OverOpt, by: str | None = ByOpt, bins: int = BinsOpt, csv_file: Path | None = CsvOpt,
+           plot: Path | None = PlotOpt, png: bool = PngOpt, strict: bool = StrictOpt, force: bool = ForceOpt) -> None:
     """Topics of an index: label, size, keywords, representative and member papers; --over-time FIELD
     gives each topic's papers per period."""
     from ..retrieval.search import check_query
-    from .over_time import check_outputs, show
+    from .over_time import check_outputs, check_request, show
 
     query = check_query(query) if query is not None else None
-    if over is not None and by is not None:
-        raise InputError("give --over-time FIELD or --by FIELD, not both")
-    if (csv_file or plot or png or strict) and over is None and by is None:
-        raise InputError("--csv, --plot, --png and --strict go with --over-time FIELD or --by FIELD")
-    check_outputs(csv_file, plot, png, force)
+    check_request(over, by, csv_file, plot, png, strict, force)
     ray = ray_settings(engine, ray_address)
     idx = open_index(index)
     model = idx.topics(_topic_settings(min_size, seed, assign_outliers, sample), ray=ray, level=level, refit=refit)
     if over is not None or by is not None:
         sources = index_sources(idx)
         check_outputs(csv_file, plot, png, force, sources)
-        show(idx, model, over or by, by is not None, bins, level, as_json, csv_file, plot, png, strict, force,
-             sources)
+        documents = idx.documents.get([idx.documents.row_of[i] for i in model.ids])
+        show(idx.name or idx.path.name, model, documents, over or by, by is not None, bins, level, as_json, csv_file,
+             plot, png, strict, force, sources)
         return
     if query is not None:
         nearest = model.nearest(idx.encode([query])[0], level)

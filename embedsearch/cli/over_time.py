@@ -14,6 +14,25 @@ from ..files import durable_file
 from ..store.output import check_output
 
 
+OverOpt = typer.Option(None, "--over-time", help="Each topic per period of this field (a year or ISO date).")
+ByOpt = typer.Option(None, "--by", help="Each topic per value of this field (venue, category).")
+BinsOpt = typer.Option(10, "--bins", help="Periods when a field has more than 40 distinct years.")
+CsvOpt = typer.Option(None, "--csv", help="With --over-time/--by: the table as CSV.")
+PlotOpt = typer.Option(None, "--plot", help="With --over-time/--by: a chart page (HTML).")
+PngOpt = typer.Option(False, "--png", help="With --plot: a PNG beside it.")
+StrictOpt = typer.Option(False, "--strict", help="A paper without a usable value is an error.")
+
+
+def check_request(over: str | None, by: str | None, csv_file: Path | None, plot: Path | None, png: bool,
+                  strict: bool, force: bool) -> None:
+    """The over-time options checked together, and their outputs, before any work."""
+    if over is not None and by is not None:
+        raise InputError("give --over-time FIELD or --by FIELD, not both")
+    if (csv_file or plot or png or strict) and over is None and by is None:
+        raise InputError("--csv, --plot, --png and --strict go with --over-time FIELD or --by FIELD")
+    check_outputs(csv_file, plot, png, force)
+
+
 def check_outputs(csv_file: Path | None, plot: Path | None, png: bool, force: bool, sources=()) -> None:
     """Every output checked before any work (a PNG is written beside the page)."""
     if png and plot is None:
@@ -24,12 +43,12 @@ def check_outputs(csv_file: Path | None, plot: Path | None, png: bool, force: bo
             check_output(value, option, sources, force)
 
 
-def show(idx, model, field: str, by_class: bool, bins: int, level: int, as_json: bool, csv_file: Path | None,
-         plot: Path | None, png: bool, strict: bool, force: bool, sources=()) -> None:
+def show(name: str, model, documents, field: str, by_class: bool, bins: int, level: int, as_json: bool,
+         csv_file: Path | None, plot: Path | None, png: bool, strict: bool, force: bool, sources=()) -> None:
+    """The table for ``model`` over ``documents`` (in the model's row order: an index's or a cluster's)."""
     from ..topics.over_time import over_time
     from ..topics.time_chart import write_html, write_png
 
-    documents = idx.documents.get([idx.documents.row_of[i] for i in model.ids])
     result = over_time(model, documents, field, bins, level, by_class, strict)
     if result.left_out:
         typer.echo(f"warning: {result.left_out:,} papers left out: no {'value' if by_class else 'year or date'} in "
@@ -40,7 +59,7 @@ def show(idx, model, field: str, by_class: bool, bins: int, level: int, as_json:
             out.writerow(["topic", "label", "period", "count", "share", "topic_share", "keywords"])
             out.writerows([r.topic, r.label, r.period, r.count, f"{r.share:.6f}", f"{r.topic_share:.6f}",
                            "; ".join(r.keywords)] for r in result.rows)
-    title = f"{idx.name or idx.path.name}: topics {'by' if by_class else 'over'} {field}"
+    title = f"{name}: topics {'by' if by_class else 'over'} {field}"
     if plot is not None:
         write_html(result, plot, title, force, sources)
         if png:

@@ -60,7 +60,7 @@ def periods(values: Sequence[Any], bins: int = 10, by_class: bool = False) -> Pe
     low, high = min(numbers), max(numbers)
     width = (high - low) / bins or 1.0
     edges = [low + i * width for i in range(bins + 1)]
-    names = [_range(edges[i], edges[i + 1], whole) for i in range(bins)]
+    names = [_range(edges[i], edges[i + 1], whole, i == bins - 1) for i in range(bins)]
     labels = [None if p is None else names[min(int((p - low) / width), bins - 1)] for p in parsed]
     return _done(labels, [n for n in names if n in set(labels)])
 
@@ -78,9 +78,10 @@ def _when(value: Any) -> float | date | None:
     return None if number is None or isinstance(value, bool) else number
 
 
-def _range(start: float, stop: float, whole: bool) -> str:
+def _range(start: float, stop: float, whole: bool, last: bool) -> str:
+    """A bin's label: the whole numbers it holds (``stop`` belongs to the next bin, but to the last one)."""
     if whole:
-        return f"{math.ceil(start)}-{math.floor(stop) if stop != math.floor(stop) else int(stop)}"
+        return f"{math.ceil(start)}-{math.floor(stop) if last else math.ceil(stop) - 1}"
     return f"{start:g}-{stop:g}"
 
 
