@@ -387,6 +387,7 @@ def test_a_merge_refuses_a_segment_whose_bytes_changed_instead_of_laundering_it(
     deferred with a warning: the add itself stands."""
     often = StoreSettings(merge=MergePolicy(segments_per_tier=2, floor_rows=5))
     index = new_index(tmp_path / "idx", model_entry, 20, often)
+    index.remove([index.documents.ids[5]])  # a deleted row: compact has a segment to rewrite
     flip_a_byte(index.snapshot.segments[0].folder / name)
     before = files_of(index.path)
     compacted = run_cli("compact", "--index", str(index.path))
@@ -653,3 +654,15 @@ def test_a_search_re_scores_through_a_mapping_without_read_ahead_and_a_scan_keep
     assert len(hits) == 5 and readahead_of(file) == [False]
     assert np.asarray(index.embeddings).shape[0] == len(index)
     assert sorted(readahead_of(file)) == [False, True]
+
+
+def test_compacting_an_index_already_compact_rewrites_nothing(tmp_path, model_entry):
+    index = new_index(tmp_path / "idx", model_entry, 20)
+    before = files_of(index.path)
+    for _ in range(3):
+        result = run_cli("compact", "--index", str(index.path), check=True)
+        assert "already compact" in result.stderr and "nothing was rewritten" in result.stderr
+    assert files_of(index.path) == before and not list(index.path.parent.glob(".idx*"))
+    index.remove([index.documents.ids[0]])
+    result = run_cli("compact", "--index", str(index.path), check=True)
+    assert "compacted 1 segment(s) into 1" in result.stderr and len(Index.load(index.path)) == 19

@@ -173,8 +173,12 @@ def compact(index: str = typer.Option(..., "--index", "-i"), no_wait: bool = NoW
 
     not_a_shard(index)
     idx = Index.load(index)
-    before = len(idx.snapshot.segments)
-    idx.compact(wait=not no_wait)
+    before, generation = len(idx.snapshot.segments), idx.generation
+    idx = idx.compact(wait=not no_wait)
+    if idx.generation == generation:
+        typer.echo(f"{idx.path} is already compact ({before} segment(s), nothing deleted); nothing was rewritten",
+                   err=True)
+        return
     typer.echo(f"compacted {before} segment(s) into {len(idx.snapshot.segments)}; {idx.path} holds {len(idx)} "
                f"documents (generation {idx.generation})", err=True)
 

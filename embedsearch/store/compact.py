@@ -52,7 +52,8 @@ def plan(snapshot: Snapshot, policy: MergePolicy) -> list[list[int]]:
 
 def compaction(snapshot: Snapshot, max_rows: int) -> list[list[int]]:
     """What ``compact`` merges: runs of neighbouring segments of at most ``max_rows`` live rows together (a
-    larger segment alone), each run rewritten without its deleted rows (and its files verified)."""
+    larger segment alone), each run rewritten without its deleted rows (and its files verified). A segment
+    alone with nothing deleted is already compact: it is left as it is, not copied."""
     groups: list[list[int]] = []
     total = 0
     for position, entry in enumerate(snapshot.generation.segments):
@@ -62,7 +63,8 @@ def compaction(snapshot: Snapshot, max_rows: int) -> list[list[int]]:
         else:
             groups.append([position])
             total = entry.live
-    return groups
+    entries = snapshot.generation.segments
+    return [g for g in groups if len(g) > 1 or entries[g[0]].deleted]
 
 
 def merge(snapshot: Snapshot, positions: list[int]) -> SegmentEntry | None:
