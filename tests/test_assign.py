@@ -157,3 +157,6 @@ def test_unknown_ids_in_a_conflicts_file_and_an_infeasible_request_write_nothing
     result = run_cli("assign", "--scores", str(scores), "--per-paper", "2", "--max-load", "3", "--out",
                      str(tmp_path / "a.csv"))
     assert result.returncode == 2 and "capacity below demand" in result.stderr and not (tmp_path / "a.csv").exists()
+    before = scores.read_bytes()
+    result = run_cli("assign", "--scores", str(scores), "--max-load", "4", "--out", str(scores), "--force")
+    assert result.returncode == 2 and "one of this command's inputs" in result.stderr and scores.read_bytes() == before

@@ -16,11 +16,15 @@ from .app import ForceOpt, app, friendly
 OutOpt = typer.Option(None, "--out", help="CSV to write: submission,reviewer,score.")
 
 
-def _target(out: Path | None, force: bool, as_json: bool) -> Path | None:
+def _target(out: Path | None, force: bool, as_json: bool, inputs: list[Path | None]) -> Path | None:
+    """Where ``--out`` may write: never over one of the command's own inputs, ``--force`` or not."""
     from ..store.output import check_output
 
     if out is None and not as_json:
         raise InputError("give --out FILE.csv, --json, or both")
+    if out is not None and any(p is not None and p.exists() and os.path.realpath(p) == os.path.realpath(out)
+                               for p in inputs):
+        raise InputError(f"--out {out} is one of this command's inputs; name another file")
     return None if out is None else check_output(out, "--out", (), force)
 
 
@@ -48,7 +52,7 @@ def affinity(reviewers: Path = typer.Option(..., "--reviewers", help="Archives f
 
     settings = AffinitySettings(keep=top)
     rule = ConflictSettings(years=coauthor_years)
-    target = _target(out, force, as_json)
+    target = _target(out, force, as_json, [reviewers, conflicts, *submissions])
     if conflicts is not None and not conflicts.is_file():
         raise InputError(f"--conflicts {conflicts}: no such file")
     subs = Submissions.read(submissions, model or DEFAULT_MODEL, skip_invalid)
@@ -90,7 +94,7 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
     from ..reviewers.scores import read
 
     settings = AssignSettings(per_paper, max_load, min_load, objective, alternates)
-    target = _target(out, force, as_json)
+    target = _target(out, force, as_json, [scores, conflicts])
     if not scores.is_file():
         raise InputError(f"--scores {scores}: no such file")
     table = read(scores)
