@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -87,13 +88,18 @@ class Matcher:
             index = Index.build(wanted, folder, model=model, progress=progress, name=f"publications of {path}")
         return cls(reviewers, index, settings, conflict_rule)
 
+    @cached_property
+    def vectors(self) -> np.ndarray:
+        """The publications' vectors, read once (a served request for one paper must not copy them again)."""
+        return np.asarray(self.publications.embeddings, dtype=np.float32)
+
     def table(self, submissions: Submissions, conflicts: dict[tuple[int, int], str] | None = None) -> AffinityTable:
         """The affinity of every submission to every reviewer, with author conflicts (by ``conflict_rule``)
         and the given ``conflicts`` (position pairs) marked."""
         if submissions.fingerprint != self.publications.manifest["model"]["fingerprint"]:
             raise InputError(f"the submissions were embedded with {submissions.model!r}, the publications with "
                              f"{self.publications.model_name!r}; use one model for both (--model)")
-        vectors = np.asarray(self.publications.embeddings, dtype=np.float32)
+        vectors = self.vectors
         matrix = aff.scores(submissions.vectors, vectors, self.reviewers.owner, len(self.reviewers), self.settings)
         found = {**from_authors(submissions.documents, self.reviewers, self.conflict_rule), **(conflicts or {})}
         return AffinityTable(submissions, self.reviewers, matrix, found, vectors, self.settings)
