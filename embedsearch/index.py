@@ -1,6 +1,8 @@
-"""``Index``: the facade over corpus, embedding, storage and search. Build it with a classmethod. It reads
-one generation at a time (its snapshot), so results never mix two versions; ``refresh()`` moves to the
-newest; ``add``, ``remove`` and ``compact`` commit a new one under the writer lock and move to it."""
+"""``Index``: the facade over corpus, embedding, storage and search, over one index folder or a cluster of
+shards (``Index.load`` opens whichever a folder holds; ``split`` makes a cluster). Build it with a
+classmethod. It reads one version at a time (its snapshot: a generation, or a cluster's cut), so results
+never mix two; ``refresh()`` moves to the newest; ``add``, ``remove`` and ``compact`` commit a new one under
+the writer lock and move to it. Every read is written once, over the snapshot, for both kinds of folder."""
 
 from __future__ import annotations
 
@@ -15,16 +17,15 @@ from . import store
 from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique, collection_name, iter_sources
 from .embedding.embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
 from .engine.distributed import job_map
-from .errors import UnknownIdError
+from .errors import InputError, UnknownIdError
 from .manifest_check import load_manifest
-from .retrieval.search import Hit, SearchSettings, check_k, check_query, nearest, search_many
+from .retrieval.search import Answer, SearchSettings, check_k, check_query, nearest, search_many
 from .store import filters as flt
-from .store import generation as gen
 from .store import lexical as lex
 from .store import vectors as vec
 from .store import writer
+from .store.folders import ClusterFolder, IndexFolder, open_folder
 from .store.manifest import Manifest
-from .store.snapshot import Snapshot
 from .store.writer import StoreSettings, embed_documents, export_query_encoder
 
 if TYPE_CHECKING:
@@ -36,11 +37,12 @@ BUNDLED_NAME = "neurips2026"
 
 
 class Index:
-    """A searchable corpus on disk. Use ``Index.build``, ``Index.from_sources``, ``Index.load`` or ``Index.bundled``."""
+    """A searchable corpus on disk, one index or a cluster of shards. Use ``Index.build``, ``Index.from_sources``,
+    ``Index.load``, ``Index.bundled`` or ``split``."""
 
-    def __init__(self, path: Path, manifest: Manifest, generation: int | None = None):
-        self.path = Path(path)
-        self.snapshot = Snapshot(self.path, manifest, gen.newest(self.path) if generation is None else generation)
+    def __init__(self, folder: IndexFolder | ClusterFolder, generation: int | None = None):
+        self.path, self.folder = folder.root, folder
+        self.snapshot = folder.open(generation)
         self.skipped: list[Problem] = []
 
     @classmethod
@@ -116,8 +118,7 @@ class Index:
     def load(cls, path: str | Path, model: str | None = None, generation: int | None = None) -> Index:
         """Open an index folder at its newest generation (or ``generation``); a symlink is followed once, so
         writes reach the real folder. With ``model``, fail unless the index was built with that model."""
-        path = store.real_path(path)
-        index = cls(path, load_manifest(path), generation)
+        index = cls(open_folder(store.real_path(path), load_manifest), generation)
         if model is not None:
             from .embedding.embed import load_model, model_fingerprint
 
@@ -137,18 +138,35 @@ class Index:
                 pass  # an older or damaged copy of package data: rebuild it (embeddings come from the cache)
         return cls.from_sources(bundled_sources(), path, progress=progress)
 
+    def split(self, path: str | Path, shards: int) -> Index:
+        """Write this index's live documents (with their vectors: nothing is embedded again) as a cluster of
+        ``shards`` ordinary indexes routed by id hash, and open it: it answers as this index does."""
+        ClusterFolder.split(self.snapshot, Path(path), shards)
+        return Index.load(path)
+
+    @property
+    def shards(self) -> list[Index]:
+        """A cluster's shards, each an ordinary index read at the generation this cut names (none for one index)."""
+        return [Index(IndexFolder(p.root, p.manifest), p.number) for p in self.snapshot.parts.values()]
+
     @property
     def generation(self) -> int:
+        """The version read: a generation of an index, a cut of a cluster."""
         return self.snapshot.number
 
+    @property
+    def kind(self) -> str:
+        """``index`` or ``cluster``: what the folder holds."""
+        return self.folder.kind
+
     def has_newer(self) -> bool:
-        """Whether a newer generation than the one this ``Index`` reads has been committed."""
-        return gen.numbers(self.path)[-1:] != [self.generation]
+        """Whether a newer version than the one this ``Index`` reads has been committed."""
+        return self.folder.newest() != self.generation
 
     def refresh(self) -> Index:
-        """Move to the newest generation (a no-op when this is it)."""
+        """Move to the newest version (a no-op when this is it)."""
         if self.has_newer():
-            self.__dict__.update(Index(self.path, self.snapshot.manifest).__dict__ | {"skipped": self.skipped})
+            self.snapshot = self.folder.open()
         return self
 
     @property
@@ -188,38 +206,44 @@ class Index:
         return SearchSettings(**self.snapshot.manifest.search)
 
     def search(self, query: str, k: int = 10, mode: str | None = None,
-               filters: Sequence[str | flt.Filter] = ()) -> list[Hit]:
+               filters: Sequence[str | flt.Filter] = ()) -> Answer:
         """The ``k`` abstracts that best match a free-text query (``mode``: hybrid, dense or lexical)."""
         return self.search_many([query], k, mode, filters)[0]
 
     def search_many(self, queries: Sequence[str], k: int = 10, mode: str | None = None,
-                    filters: Sequence[str | flt.Filter] = ()) -> list[list[Hit]]:
+                    filters: Sequence[str | flt.Filter] = ()) -> list[Answer]:
         """Answer many queries with one batched encode; ``filters`` restrict by metadata (``year>=2024``)."""
         settings = self.search_settings if mode is None else replace(self.search_settings, mode=mode)
-        return search_many(self.snapshot, queries, k, settings, filters)
+        return [Answer(tuple(hits), self.generation) for hits in search_many(self.snapshot, queries, k, settings, filters)]
 
-    def similar(self, doc_id: str, k: int = 10) -> list[Hit]:
+    def document(self, doc_id: str) -> Document:
+        """The document ``doc_id``."""
+        row = self.documents.row_of.get(doc_id)
+        if row is None:
+            raise UnknownIdError(f"no document with id {doc_id[:200]!r} in {self.path}")
+        return self.documents.get([row])[0]
+
+    def similar(self, doc_id: str, k: int = 10) -> Answer:
         """Papers related to a document of the index, itself excluded (``similar_to_text`` for new text)."""
         check_k(k)
         row = self.documents.row_of.get(doc_id)
         if row is None:
             raise UnknownIdError(f"no document with id {doc_id!r} in {self.path}; for an abstract's text use "
                              "`similar_to_text` (CLI: `similar --text`), or check the id with `embedsearch search`")
-        return nearest(self.snapshot, np.asarray(self.embeddings[[row]], dtype=np.float32), k,
-                       self.search_settings, exclude=row)
+        return Answer(tuple(nearest(self.snapshot, np.asarray(self.embeddings[[row]], dtype=np.float32), k,
+                                    self.search_settings, exclude=row)), self.generation)
 
-    def similar_to_text(self, text: str, k: int = 10) -> list[Hit]:
+    def similar_to_text(self, text: str, k: int = 10) -> Answer:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
         check_k(k)
-        return nearest(self.snapshot, self.encode([text]), k, self.search_settings)
+        return Answer(tuple(nearest(self.snapshot, self.encode([text]), k, self.search_settings)), self.generation)
 
     def check(self, deep: bool = False) -> list[str]:
         """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes
         every file against the checksums recorded when it was written."""
-        from .store.check import problems
         from .topics.model import problems as topic_problems
 
-        found = problems(self.path, self.snapshot.manifest, self.generation, deep)
+        found = self.folder.problems(self.generation, deep)
         return list(dict.fromkeys(found + (topic_problems(self.path) if deep else [])))
 
     def info(self) -> dict[str, Any]:
@@ -258,12 +282,12 @@ class Index:
 
     def add(self, documents: Iterable[Document], progress: bool = False, wait: bool | float = True,
             encoder: Any = None) -> Index:
-        """Append documents as a new segment, embedding only them (``writer.embed_new``, through ``encoder``
-        when given and made by this index's model); ids live in the index are an error."""
+        """Append documents as a new segment (in a cluster: each to the shard its id routes to), embedding only
+        them (``writer.embed_new``, through ``encoder`` when given and made by this index's model); ids live in
+        the index are an error."""
         documents = list(documents)
-        embeddings = writer.embed_new(self.refresh().snapshot, documents, progress, encoder)
-        writer.append(self.path, self.snapshot.manifest, documents, embeddings, wait)
-        return self.refresh()
+        return self.add_embedded(documents, writer.embed_new(self.refresh().snapshot, documents, progress, encoder),
+                                 wait)
 
     def add_checked(self, documents: Iterable[Document], on_duplicate: str = "refuse",
                     settings: DedupSettings | None = None, progress: bool = False, wait: bool | float = True,
@@ -275,24 +299,32 @@ class Index:
 
         documents = list(documents)
         embeddings = writer.embed_new(self.refresh().snapshot, documents, progress, encoder)
-        report, keep = screen(documents, embeddings, self.snapshot, settings or DedupSettings(), on_duplicate)
-        if keep.any():
-            writer.append(self.path, self.snapshot.manifest, [d for d, k in zip(documents, keep) if k],
-                          embeddings[keep], wait)
+        reports = []
+
+        def judged(current, new, vectors):
+            report, keep = screen(new, vectors, current, settings or DedupSettings(), on_duplicate)
+            reports.append(report)
+            return keep
+
+        self.folder.append(documents, embeddings, wait, judged)
         self.refresh()
-        return report
+        return reports[0]
 
     def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> Index:
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""
-        writer.append(self.path, self.snapshot.manifest, list(documents), embeddings, wait)
+        documents, embeddings = list(documents), np.asarray(embeddings, dtype=np.float32)
+        if embeddings.ndim != 2 or len(embeddings) != len(documents):
+            raise InputError(f"{len(documents)} documents need {len(documents)} vectors, got an array of shape "
+                             f"{embeddings.shape}; nothing was added")
+        self.folder.append(documents, embeddings, wait)
         return self.refresh()
 
     def remove(self, ids: Iterable[str], wait: bool | float = True) -> Index:
         """Mark documents deleted by id (nothing is rewritten or re-embedded); unknown ids are an error."""
-        writer.delete(self.path, self.snapshot.manifest, list(dict.fromkeys(ids)), wait)
+        self.folder.delete(list(dict.fromkeys(ids)), wait)
         return self.refresh()
 
     def compact(self, wait: bool | float = True) -> Index:
-        """Merge every segment into one and drop deleted rows (merges also happen by themselves)."""
-        writer.compact(self.path, self.snapshot.manifest, wait)
+        """Merge every segment (of each shard) into one and drop deleted rows (merges also happen by themselves)."""
+        self.folder.compact(wait)
         return self.refresh()

@@ -245,17 +245,17 @@ def test_duplicates_across_shards_as_ray_tasks_equal_the_local_ones(local_ray, p
     from test_shards_analysis import evidence
 
     from embedsearch.engine.distributed import RayMap
-    from embedsearch.shards import Cluster, owner
+    from embedsearch.store.cuts import owner
 
     index, _, _ = planted
-    cluster = Cluster.split(index, tmp_path / "c", 3)
+    cluster = index.split(tmp_path / "c", 3)
     mapper = RayMap()
     got, expected = cluster.duplicates(map_jobs=mapper, rows_per_job=8), cluster.duplicates(rows_per_job=8)
     assert evidence(got) == evidence(expected) and len(got.pairs) == 5
     assert any(owner(p.a, 3) != owner(p.b, 3) for p in got.pairs)
-    assert sum(mapper.nodes.values()) == sum(-(-len(s.index) // 8) for s in cluster.shards)
+    assert sum(mapper.nodes.values()) == sum(-(-len(s) // 8) for s in cluster.shards)
     address = local_ray.get_runtime_context().gcs_address  # this worker's Ray, never another on the machine
-    report = json.loads(run_cli("cluster-dedup", "--cluster", str(cluster.root), "--json", "--engine", "ray",
+    report = json.loads(run_cli("dedup", "--index", str(cluster.path), "--json", "--engine", "ray",
                                 "--ray-address", address, check=True).stdout)
     assert sorted(sorted(g["members"]) for g in report["groups"]) == sorted(sorted(g.members) for g in expected.groups)
 
@@ -265,13 +265,13 @@ def test_cluster_topics_assigned_as_ray_tasks_that_read_the_shards_equal_the_loc
     """The documents outside the sample are assigned in one Ray task per shard (20,000 rows a job), each opening
     its shard's folder: the same topics and map positions as in this process."""
     from embedsearch.engine.distributed import RayMap
-    from embedsearch.shards import Cluster
+    from embedsearch import Index
     from embedsearch.topics import TopicSettings
 
     index, _ = latent_topics
     settings = TopicSettings(sample=600, seed=3, runs=5)
-    local = Cluster.split(index, tmp_path / "local", 2).topics(settings)
+    local = index.split(tmp_path / "local", 2).topics(settings)
     mapper = RayMap()
-    on_ray = Cluster.split(index, tmp_path / "ray", 2).topics(settings, mapper)
+    on_ray = index.split(tmp_path / "ray", 2).topics(settings, mapper)
     assert on_ray.assignments == local.assignments and sum(mapper.nodes.values()) == 2
     np.testing.assert_allclose(on_ray.coordinates, local.coordinates, atol=1e-4)

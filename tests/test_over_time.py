@@ -119,13 +119,13 @@ def test_bad_requests_are_one_line(rising, args, phrases):
 
 
 def test_a_cluster_gives_the_table_one_index_gives(rising, tmp_path):
-    from embedsearch.shards import Cluster
+    from embedsearch import Index
 
-    Cluster.split(rising, tmp_path / "cluster", 2)
-    result = run_cli("cluster-topics", "--cluster", str(tmp_path / "cluster"), "--over-time", "year", "--json",
+    rising.split(tmp_path / "cluster", 2)
+    result = run_cli("topics", "--index", str(tmp_path / "cluster"), "--over-time", "year", "--json",
                      check=True)
     rows = rows_of(result)
-    topics = json.loads(run_cli("cluster-topics", "--cluster", str(tmp_path / "cluster"), "--json", check=True).stdout)
+    topics = json.loads(run_cli("topics", "--index", str(tmp_path / "cluster"), "--json", check=True).stdout)
     for topic in topics["topics"]:
         held = sum(r["count"] for r in rows if r["topic"] == topic["id"])
         assert held == topic["size"] - ("p7" in topic["members"])  # p7 has no year

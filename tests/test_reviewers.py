@@ -148,11 +148,10 @@ def test_unknown_ids_in_the_conflicts_file_are_named(panel, tmp_path):
 
 def test_a_cluster_folder_gives_the_same_submissions_as_its_index(tmp_path):
     from embedsearch import Index
-    from embedsearch.shards import Cluster
 
     docs = [Document(f"p{i}", f"abstract {i} on graphs and bandits") for i in range(10)]
     index = Index.build(docs, tmp_path / "one", model="hashing-384")
-    Cluster.split(index, tmp_path / "cluster", 3)
+    index.split(tmp_path / "cluster", 3)
     whole, split = Submissions.of(index), Submissions.read([tmp_path / "cluster"], "ignored: the cluster has one")
     order = [split.ids.index(i) for i in whole.ids]
     assert sorted(split.ids) == sorted(whole.ids) and np.array_equal(split.vectors[order], whole.vectors)

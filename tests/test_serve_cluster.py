@@ -17,8 +17,8 @@ import httpx
 import pytest
 from test_shards import same
 
-from embedsearch import Document
-from embedsearch.shards import Cluster, owner
+from embedsearch import Document, Index
+from embedsearch.store.cuts import owner
 
 pytestmark = pytest.mark.xdist_group("ray")
 
@@ -34,17 +34,17 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def served(single, tmp_path_factory):
-    """``embedsearch serve-cluster`` in its own process (its own local Ray): Ray Serve changes the process
+    """``embedsearch serve --index CLUSTER --engine ray`` in its own process (its own local Ray): Ray Serve changes the process
     that drives it (print, stdout, the event loop), which the tests after these on this worker must not see."""
     if os.environ.get("EMBEDSEARCH_REQUIRE_RAY"):
         import ray.serve  # noqa: F401  (CI installs the extra: a missing Ray must fail there, not skip)
     else:
         pytest.importorskip("ray.serve", reason="pip install 'embedsearch[cluster]' to run the Ray Serve tests")
     folder = tmp_path_factory.mktemp("cluster")
-    cluster = Cluster.split(single, folder / "c", 2)
+    cluster = single.split(folder / "c", 2)
     port = free_port()
     log = (folder / "serve.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "embedsearch", "serve-cluster", "--cluster", str(cluster.root),
+    server = subprocess.Popen([sys.executable, "-m", "embedsearch", "serve", "--index", str(cluster.path), "--engine", "ray",
                                "--port", str(port), "--replicas", "2", "--cpus", "0.25", "--shard-timeout", "3",
                                "--writable"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                               env={**{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},  # not this worker's Ray
@@ -81,7 +81,7 @@ def ready(client: httpx.Client) -> bool:
         return False
 
 
-SERVER = {"session": -1}  # the serve-cluster process's session: its Ray's processes, and no one else's
+SERVER = {"session": -1}  # the server process's session: its Ray's processes, and no one else's
 
 
 def session_pids(marker: bytes = b"") -> list[int]:
@@ -146,7 +146,7 @@ def test_similar_papers_documents_batches_and_info_come_from_every_shard(served,
         assert all(h["display"]["text"] for h in result["hits"])
     info = client.get("/info").json()
     assert info["documents"] == len(single) and info["missing"] == []
-    assert info["shards"] == {s.name: len(s.index) for s in cluster.shards} and info["bands"]["close"] > 0
+    assert info["shards"] == {s.path.name: len(s) for s in cluster.shards} and info["bands"]["close"] > 0
 
 
 def test_a_killed_replica_loses_no_request(served, single, scifact_sample):
@@ -178,7 +178,7 @@ def test_a_killed_replica_loses_no_request(served, single, scifact_sample):
 
 def test_a_shard_with_no_replica_that_answers_is_named_until_it_is_back(served, single, scifact_sample):
     client, cluster = served
-    folder = cluster.root / "shards" / "shard-001"
+    folder = cluster.path / "shards" / "shard-001"
     hidden = folder.with_name("shard-001.away")
     query = scifact_sample[1][8]
     folder.rename(hidden)
@@ -187,7 +187,7 @@ def test_a_shard_with_no_replica_that_answers_is_named_until_it_is_back(served, 
             os.kill(pid, signal.SIGKILL)
         answer = client.get("/search", params={"q": query, "k": 10}).json()
         assert answer["partial"] is True and answer["missing"] == ["shard-001"]
-        assert answer["hits"] and {h["id"] for h in answer["hits"]} <= set(cluster.shards[0].index.documents.ids)
+        assert answer["hits"] and {h["id"] for h in answer["hits"]} <= set(cluster.shards[0].documents.ids)
     finally:
         hidden.rename(folder)
     deadline = time.time() + 90
@@ -213,10 +213,10 @@ def test_topics_and_the_map_cover_every_shard_once_fitted_in_the_background(serv
         time.sleep(2)
         got = client.get("/topics")
     body = got.json()
-    assert got.status_code == 200 and body["cut"] == cluster.cut.number, got.text
+    assert got.status_code == 200 and body["cut"] == cluster.generation, got.text
     members = [m for t in body["topics"] for m in t["members"]] + body["unassigned"]
     assert sorted(members) == sorted(single.documents.ids) and len(body["topics"]) >= 2
-    shard_of = {i: s.name for s in cluster.shards for i in s.index.documents.ids}
+    shard_of = {i: s.path.name for s in cluster.shards for i in s.documents.ids}
     assert any(len({shard_of[m] for m in t["members"]}) == 2 for t in body["topics"])
     topic = body["topics"][0]
     paper = client.get(f"/documents/{topic['members'][0]}").json()
@@ -243,9 +243,9 @@ def test_duplicate_checks_on_the_ingress_judge_every_shard(served, single, scifa
         got = client.post("/duplicates/check", json={"text": copied.text, "display": True})
         assert got.status_code == 200, got.text
         body = got.json()
-        expected = Cluster.open(cluster.root).check_duplicates([Document("new", copied.text)]).to_json()
+        expected = Index.load(cluster.path).check_duplicates([Document("new", copied.text)]).to_json()
         assert pairs_of(body) == pairs_of(expected) and ("new", copied.id) in {(a, b) for a, b, _ in pairs_of(body)}
-        assert body["cut"] == Cluster.open(cluster.root).cut.number
+        assert body["cut"] == Index.load(cluster.path).generation
         assert copied.text[:40] in body["groups"][0]["pairs"][0]["display"]["b"]
     paper = docs[3]
     of = client.get(f"/duplicates/of/{paper.id}")
@@ -273,7 +273,7 @@ def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
     added = client.post("/documents", json={"documents": [new]}, headers=auth)
     assert added.status_code == 201, added.text
     assert added.json()["cut"] == before["cut"] + 1 and added.json()["documents"] == before["documents"] + 1
-    generations = [json.loads((cluster.root / "cuts" / f"{n}.json").read_text())["generations"]
+    generations = [json.loads((cluster.path / "cuts" / f"{n}.json").read_text())["generations"]
                    for n in (before["cut"], before["cut"] + 1)]
     home = owner(new["id"], 2)
     assert [a != b for a, b in zip(*generations)] == [s == home for s in range(2)]
@@ -291,7 +291,7 @@ def test_writes_through_the_ingress_go_to_the_owning_shard_as_new_cuts(served):
     assert compacted.json() == {"cut": before["cut"] + 3, "documents": before["documents"],
                                 "segments": {"shard-000": 1, "shard-001": 1}}
     assert same(Answer(client.get("/search", params={**query, "mode": "hybrid"}).json()),
-                Cluster.open(cluster.root).search(query["q"], 3, mode="hybrid").hits)
+                Index.load(cluster.path).search(query["q"], 3, mode="hybrid").hits)
 
 
 def test_the_web_page_searches_the_cluster_and_shows_a_paper_with_its_similar_papers(served, single, scifact_sample,

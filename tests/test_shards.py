@@ -11,12 +11,12 @@ import pytest
 
 from embedsearch import Document, Index, InputError
 from embedsearch.errors import UnknownIdError
-from embedsearch.shards import Cluster, owner
+from embedsearch.store.cuts import owner
 
 
 @pytest.fixture()
 def cluster(single, tmp_path):
-    return Cluster.split(single, tmp_path / "cluster", 3)
+    return single.split(tmp_path / "cluster", 3)
 
 
 def same(answer, hits) -> bool:
@@ -36,7 +36,7 @@ def same(answer, hits) -> bool:
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
 def test_three_shards_answer_like_one_index_on_scifact_queries(single, cluster, scifact_sample, mode):
     _, queries = scifact_sample
-    assert sorted(len(s.index) for s in cluster.shards) != [0, 0, 400] and len(cluster) == len(single)
+    assert sorted(len(s) for s in cluster.shards) != [0, 0, 400] and len(cluster) == len(single)
     for query in queries:
         answer = cluster.search(query, 10, mode=mode)
         expected = single.search(query, 10, mode=mode)
@@ -49,7 +49,7 @@ def test_three_shards_answer_like_one_index_on_scifact_queries(single, cluster, 
 
 def test_similar_papers_across_shards_are_those_of_one_index(single, cluster, scifact_sample, tmp_path):
     docs, _ = scifact_sample
-    whole = Cluster.split(single, tmp_path / "one", 1)  # the paper's own shard holds all its neighbours
+    whole = single.split(tmp_path / "one", 1)  # the paper's own shard holds all its neighbours
     assert same(whole.similar(docs[0].id, 10), single.similar(docs[0].id, 10))
     owners = set()
     for doc in docs[:30]:
@@ -72,19 +72,19 @@ def test_shard_local_bm25_would_not_be_equal(single, cluster, scifact_sample):
     _, queries = scifact_sample
     differs = 0
     for query in queries[:10]:
-        local = max((h for s in cluster.shards for h in s.index.search(query, 1, mode="lexical")), key=lambda h: h.score)
+        local = max((h for s in cluster.shards for h in s.search(query, 1, mode="lexical")), key=lambda h: h.score)
         differs += not np.isclose(local.score, single.search(query, 1, mode="lexical")[0].score, rtol=1e-6)
     assert differs >= 8
 
 
 def test_writes_go_to_the_owning_shard_and_each_commit_is_a_new_cut(cluster, single, scifact_sample):
     new = Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")
-    before = cluster.cut.number
+    before = cluster.generation
     generations = [s.generation for s in cluster.shards]
-    reader = Cluster.open(cluster.root)
+    reader = Index.load(cluster.path)
     cluster.add([new])
     home = owner("new-1", 3)
-    assert cluster.cut.number == before + 1
+    assert cluster.generation == before + 1
     assert [s.generation != g for s, g in zip(cluster.shards, generations)] == [s == home for s in range(3)]
     assert cluster.search("vitamin D fractures elderly women", 1, mode="lexical").hits[0].id == "new-1"
     assert "new-1" not in {h.id for h in reader.search("vitamin D fractures elderly women", 5).hits}  # its cut
@@ -93,12 +93,12 @@ def test_writes_go_to_the_owning_shard_and_each_commit_is_a_new_cut(cluster, sin
     victim = scifact_sample[0][0].id
     with pytest.raises(UnknownIdError, match="nothing was removed"):
         cluster.remove([victim, "new-1", "nope-2"])  # all or nothing: "nope-2" routes to the last shard
-    assert cluster.cut.number == before + 1 and len(Cluster.open(cluster.root)) == len(single) + 1
+    assert cluster.generation == before + 1 and len(Index.load(cluster.path)) == len(single) + 1
     cluster.remove([victim, "new-1"])
-    assert cluster.cut.number == before + 2 and len(cluster) == len(single) - 1
+    assert cluster.generation == before + 2 and len(cluster) == len(single) - 1
     assert victim not in {h.id for h in cluster.search(scifact_sample[1][0], 50).hits}
-    latest = json.loads((cluster.root / "cuts" / f"{cluster.cut.number}.json").read_text())
-    assert latest["generations"] == [s.generation for s in Cluster.open(cluster.root).shards]
+    latest = json.loads((cluster.path / "cuts" / f"{cluster.generation}.json").read_text())
+    assert latest["generations"] == [s.generation for s in Index.load(cluster.path).shards]
 
 
 def test_compacting_a_cluster_merges_every_shard_as_one_new_cut(cluster, single, scifact_sample):
@@ -109,19 +109,22 @@ def test_compacting_a_cluster_merges_every_shard_as_one_new_cut(cluster, single,
     docs, queries = scifact_sample
     cluster.add([Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")])
     cluster.remove([docs[0].id, docs[1].id, docs[2].id])
-    before = cluster.cut.number
+    before = cluster.generation
     answers = {mode: cluster.search(queries[4], 10, mode=mode).hits for mode in ("hybrid", "dense", "lexical")}
-    assert any(len(s.index.snapshot.segments) > 1 for s in cluster.shards)
+    assert any(len(s.snapshot.segments) > 1 for s in cluster.shards)
     cluster.compact()
-    assert cluster.cut.number == before + 1 and len(cluster) == len(single) - 2
+    assert cluster.generation == before + 1 and len(cluster) == len(single) - 2
     for shard in cluster.shards:
-        assert len(shard.index.snapshot.segments) == 1 and all(m is None for m in shard.index.snapshot.live)
-    assert list(json.loads((cluster.root / "cuts" / f"{cluster.cut.number}.json").read_text())["generations"]) == \
+        assert len(shard.snapshot.segments) == 1 and all(m is None for m in shard.snapshot.live)
+    assert list(json.loads((cluster.path / "cuts" / f"{cluster.generation}.json").read_text())["generations"]) == \
         [s.generation for s in cluster.shards]
     for mode, hits in answers.items():
         assert same(cluster.search(queries[4], 10, mode=mode), hits), mode
-    done = run_cli("cluster-compact", "--cluster", str(cluster.root), check=True)
-    assert f"cut {before + 2}" in done.stdout and Cluster.open(cluster.root).cut.number == before + 2
+    cluster.add([Document("new-2", "Statins lower cholesterol in adults with diabetes.")])
+    done = run_cli("compact", "--index", str(cluster.path), check=True)
+    assert f"(cut {before + 3})" in done.stderr and Index.load(cluster.path).generation == before + 3
+    again = run_cli("compact", "--index", str(cluster.path), check=True)
+    assert "already compact" in again.stderr and Index.load(cluster.path).generation == before + 3
 
 
 def test_a_cut_naming_a_generation_its_shard_collected_is_removed_and_the_newest_stays(single, tmp_path):
@@ -132,39 +135,39 @@ def test_a_cut_naming_a_generation_its_shard_collected_is_removed_and_the_newest
     rows = list(range(60))
     small = Index.from_embeddings(list(single.documents)[:60], np.asarray(single.embeddings[rows]), tmp_path / "i",
                                   single.manifest["model"], storage=StoreSettings(grace_seconds=0))
-    cluster = Cluster.split(small, tmp_path / "c", 2)
+    cluster = small.split(tmp_path / "c", 2)
     cluster.add([Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")])
     cluster.remove(["new-1"])
-    assert sorted(int(p.stem) for p in (tmp_path / "c" / "cuts").glob("*.json")) == [cluster.cut.number] == [3]
-    assert len(Cluster.open(tmp_path / "c")) == 60
-    graced = Cluster.split(single, tmp_path / "g", 2)
+    assert sorted(int(p.stem) for p in (tmp_path / "c" / "cuts").glob("*.json")) == [cluster.generation] == [3]
+    assert len(Index.load(tmp_path / "c")) == 60
+    graced = single.split(tmp_path / "g", 2)
     graced.add([Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")])
     assert sorted(int(p.stem) for p in (tmp_path / "g" / "cuts").glob("*.json")) == [1, 2]
-    assert len(Cluster.open(tmp_path / "g", 1)) == len(single)
+    assert len(Index.load(tmp_path / "g", generation=1)) == len(single)
 
 
 def test_a_shard_is_written_only_through_its_cluster(cluster, single, scifact_sample):
     """The library refuses a write to a shard's folder that bypasses the cluster (add, remove, compact, a build
     over it), naming the cluster; the cluster's own writes to the same shard go through."""
-    shard = cluster.shards[0].index.path
+    shard = cluster.shards[0].path
     before = Index.load(shard).generation
     victim = next(i for i in Index.load(shard).documents.ids)
     new = Document("direct-1", "Written to a shard behind the cluster's back.")
     for write in (lambda: Index.load(shard).add([new]), lambda: Index.load(shard).remove([victim]),
                   lambda: Index.load(shard).compact(),
                   lambda: Index.from_embeddings([new], np.asarray(single.embeddings[[0]]), shard, single.manifest["model"])):
-        with pytest.raises(InputError, match=f"of the cluster {cluster.root.resolve()}; write through the cluster"):
+        with pytest.raises(InputError, match=f"of the cluster {cluster.path.resolve()}; write through the cluster"):
             write()
-    assert Index.load(shard).generation == before and len(Cluster.open(cluster.root)) == len(single)
+    assert Index.load(shard).generation == before and len(Index.load(cluster.path)) == len(single)
     cluster.remove([victim])
     assert Index.load(shard).generation == before + 1 and victim not in Index.load(shard).documents.row_of
 
 
 def test_a_cluster_split_before_shards_were_marked_is_guarded_from_its_first_write(single, tmp_path):
-    older = Cluster.split(single, tmp_path / "old", 2)
+    older = single.split(tmp_path / "old", 2)
     for shard in older.shards:
-        (shard.index.path / "shard.json").unlink()  # as Cluster.split wrote clusters before the marker
-    shard = older.shards[1].index.path
+        (shard.path / "shard.json").unlink()  # as clusters were split before the marker
+    shard = older.shards[1].path
     Index.load(shard).remove([Index.load(shard).documents.ids[0]])  # unguarded: goes through
     older.remove([Index.load(shard).documents.ids[0]])
     with pytest.raises(InputError, match="write through the cluster"):
@@ -175,10 +178,10 @@ def test_too_many_shards_and_an_existing_folder_are_refused(single, tmp_path):
     small = Index.from_embeddings(list(single.documents)[:2], np.asarray(single.embeddings[[0, 1]]),
                                   tmp_path / "two", single.manifest["model"])
     with pytest.raises(InputError, match="empty; use fewer shards"):
-        Cluster.split(small, tmp_path / "c", 8)
+        small.split(tmp_path / "c", 8)
     (tmp_path / "taken").mkdir()
     with pytest.raises(InputError, match="already exists"):
-        Cluster.split(single, tmp_path / "taken", 2)
+        single.split(tmp_path / "taken", 2)
 
 
 def test_the_cli_splits_an_index_and_searches_the_shards_as_one(single, scifact_sample, tmp_path):
@@ -187,7 +190,7 @@ def test_the_cli_splits_an_index_and_searches_the_shards_as_one(single, scifact_
     made = run_cli("shard", "--index", str(single.path), "--out", str(tmp_path / "c"), "--shards", "2", check=True)
     assert "into 2 shard(s)" in made.stdout
     query = scifact_sample[1][3]
-    found = run_cli("cluster-search", query, "--cluster", str(tmp_path / "c"), "-k", "5", "--json", check=True)
+    found = run_cli("search", query, "--index", str(tmp_path / "c"), "-k", "5", "--json", check=True)
     assert [json.loads(line)["id"] for line in found.stdout.splitlines()] == [h.id for h in single.search(query, 5)]
     again = run_cli("shard", "--index", str(single.path), "--out", str(tmp_path / "c"), "--shards", "2")
     assert again.returncode == 2 and "already exists" in again.stderr
@@ -208,6 +211,7 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
     import faiss
     from segment_worker import make_docs
 
+    from embedsearch.shards import Shard
     from embedsearch.shards.merge import merge
     from embedsearch.store.layout import VECTORS
     from embedsearch.store.vectors import VectorSettings
@@ -217,7 +221,7 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
                                tmp_path / "idx", bundled_index.manifest["model"], 3_000,
                                VectorSettings(index_type="ivfpq", ivf_lists=8, nprobe=8, ivf_codec="pq",
                                               pq_bytes=8))  # coarse codes: shortlists that miss
-    cluster = Cluster.split(index, tmp_path / "c", 2)
+    cluster = index.split(tmp_path / "c", 2)
 
     def centroids(segment):
         read = faiss.read_index(str(segment.folder / VECTORS), faiss.IO_FLAG_SKIP_IVF_DATA)
@@ -227,15 +231,16 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
     assert len(index.snapshot.segments) == 3
     kind, expected = centroids(index.snapshot.segments[0])
     for shard in cluster.shards:
-        for segment in shard.index.snapshot.segments:
+        for segment in shard.snapshot.segments:
             got_kind, got = centroids(segment)
-            assert got_kind == kind == "ivfpq" and np.array_equal(got, expected), shard.name
+            assert got_kind == kind == "ivfpq" and np.array_equal(got, expected), shard.path.name
     rng = np.random.default_rng(3)
     queries = vectors[:40] + 2 * rng.normal(size=vectors[:40].shape).astype(np.float32)  # rankings PQ blurs
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    shards = [Shard(s.path, s.generation) for s in cluster.shards]
     for query in queries:
-        offered = [s.candidates(query, "", None, 10, "dense") for s in cluster.shards]
-        got = [(cluster.shards[p.shard].index.documents.ids[p.ranked.row], p.ranked.cosine)
+        offered = [s.candidates(query, "", None, 10, "dense") for s in shards]
+        got = [(cluster.shards[p.shard].documents.ids[p.ranked.row], p.ranked.cosine)
                for p in merge(offered, 10, "dense", index.search_settings)]
         want = [(index.documents.ids[r], c) for r, c in index.snapshot.dense(query[None], 10)[0]]
         assert [i for i, _ in got] == [i for i, _ in want]
@@ -249,11 +254,11 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
 
 def test_a_new_field_has_one_kind_across_every_shard(tmp_path):
     docs = [Document(f"p{i}", f"abstract {i} on graphs", metadata={"year": 2020 + i % 3}) for i in range(12)]
-    cluster = Cluster.split(Index.build(docs, tmp_path / "one", model="hashing-384"), tmp_path / "cluster", 2)
+    cluster = Index.build(docs, tmp_path / "one", model="hashing-384").split(tmp_path / "cluster", 2)
     first = next(f"n{i}" for i in range(100) if owner(f"n{i}", 2) == 1)
     other = next(f"n{i}" for i in range(100) if owner(f"n{i}", 2) == 0)
     cluster.add([Document(first, "a new abstract", metadata={"score": 5})])
     with pytest.raises(InputError, match="field 'score' holds numbers in this index"):
         cluster.add([Document(other, "another new abstract", metadata={"score": "high"})])
-    assert len(Cluster.open(cluster.root)) == 13
+    assert len(Index.load(cluster.path)) == 13
     assert [h.id for h in cluster.search("new abstract", 5, mode="dense", filters=["score>=1"]).hits] == [first]

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from embedsearch.shards import Cluster, owner
+from embedsearch import Index
+from embedsearch.store.cuts import owner
 from embedsearch.topics import TopicSettings
 
 
-def holds(cluster: Cluster, doc_id: str) -> bool:
+def holds(cluster: Index, doc_id: str) -> bool:
     from embedsearch.errors import UnknownIdError
 
     try:
@@ -26,7 +27,7 @@ def evidence(report) -> dict:
 
 def test_duplicates_across_shards_are_those_of_one_index(planted, tmp_path):
     index, ids, _ = planted
-    cluster = Cluster.split(index, tmp_path / "c", 3)
+    cluster = index.split(tmp_path / "c", 3)
     expected, got = index.duplicates(), cluster.duplicates()
     assert evidence(got) == evidence(expected) and len(got.pairs) == 5
     split = [p for p in got.pairs if owner(p.a, 3) != owner(p.b, 3)]
@@ -48,7 +49,7 @@ def test_one_papers_duplicates_and_new_abstracts_checked_across_shards_are_one_i
     from embedsearch.errors import UnknownIdError
 
     index, ids, base = planted
-    cluster = Cluster.split(index, tmp_path / "c", 3)
+    cluster = index.split(tmp_path / "c", 3)
     for of in ([ids["b"]], ["dup-exact"], [ids["c"], bundled := index.documents.ids[7]]):
         expected, got = index.duplicates(of=of), cluster.duplicates(of=of)
         assert evidence(got) == evidence(expected) and set(got.ids) == set(of), of
@@ -67,25 +68,25 @@ def test_one_papers_duplicates_and_new_abstracts_checked_across_shards_are_one_i
 
 
 def test_an_add_checked_across_shards_refuses_skips_or_adds_as_one_index(planted, tmp_path):
-    """``Cluster.add_checked`` judges each new abstract against every shard as ``check_duplicates`` does: a
+    """``Index.add_checked`` over a cluster judges each new abstract against every shard as ``check_duplicates`` does: a
     duplicate refuses the whole add (no new cut), is skipped, or is added anyway."""
     from embedsearch import Document
     from embedsearch.errors import DuplicateError
 
     index, ids, base = planted
-    cluster = Cluster.split(index, tmp_path / "c", 3)
+    cluster = index.split(tmp_path / "c", 3)
     new = [Document("new-copy", base[ids["c"]].text.replace(" the ", " this ")),
            Document("new-fresh", "An abstract about nothing in this corpus: sourdough starters and their microbes.")]
-    judged, cut = cluster.check_duplicates(new), cluster.cut.number
+    judged, cut = cluster.check_duplicates(new), cluster.generation
     with pytest.raises(DuplicateError, match="new-copy"):
         cluster.add_checked(new)
-    assert Cluster.open(tmp_path / "c").cut.number == cut and len(Cluster.open(tmp_path / "c")) == len(index)
+    assert Index.load(tmp_path / "c").generation == cut and len(Index.load(tmp_path / "c")) == len(index)
     report = cluster.add_checked(new, "skip")
     assert evidence(report) == evidence(judged) and {p.a for p in report.pairs} == {"new-copy"}
-    assert cluster.cut.number == cut + 1 and len(cluster) == len(index) + 1
+    assert cluster.generation == cut + 1 and len(cluster) == len(index) + 1
     assert holds(cluster, "new-fresh") and not holds(cluster, "new-copy")
     cluster.add_checked([Document("new-copy-2", new[0].text)], "add")
-    assert holds(cluster, "new-copy-2") and len(Cluster.open(tmp_path / "c")) == len(index) + 2
+    assert holds(cluster, "new-copy-2") and len(Index.load(tmp_path / "c")) == len(index) + 2
 
 
 ADD_ONE = """
@@ -93,8 +94,8 @@ import sys, time
 from pathlib import Path
 from embedsearch import Document
 from embedsearch.errors import DuplicateError
-from embedsearch.shards import Cluster
-cluster = Cluster.open(sys.argv[1])
+from embedsearch import Index
+cluster = Index.load(sys.argv[1])
 cluster.encode(["warm the encoder"])
 go = Path(sys.argv[2])
 while not go.exists():
@@ -114,7 +115,7 @@ def test_two_processes_adding_one_abstract_with_a_check_cannot_both_pass(planted
     import sys
 
     index, _, _ = planted
-    Cluster.split(index, tmp_path / "c", 2)
+    index.split(tmp_path / "c", 2)
     text = "Sourdough starters host stable communities of lactic acid bacteria and yeasts across bakeries."
     go = tmp_path / "go"
     runs = [subprocess.Popen([sys.executable, "-c", ADD_ONE, str(tmp_path / "c"), str(go), f"twin-{n}", text],
@@ -123,24 +124,20 @@ def test_two_processes_adding_one_abstract_with_a_check_cannot_both_pass(planted
     time.sleep(6)  # both have opened the cluster and warmed the encoder, then wait for the file
     go.touch()
     outcomes = sorted(r.communicate(timeout=120)[0].strip().splitlines()[-1] for r in runs)
-    cluster = Cluster.open(tmp_path / "c")
+    cluster = Index.load(tmp_path / "c")
     assert outcomes == ["added", "refused"], outcomes
     assert len(cluster) == len(index) + 1 and sum(holds(cluster, f"twin-{n}") for n in range(2)) == 1
 
 
 def test_topics_are_fitted_on_a_sample_across_shards_and_assigned_in_each(latent_topics, tmp_path):
-    """600 of 1,500 planted-topic documents in three shards: the sample is drawn from every shard in
-    proportion, every document gets a topic, and they match the planted topics as a one-index sample fit
-    does (measured there: ARI 0.80-0.88 with seeds 7 / 42)."""
+    """600 of 1,500 planted-topic documents in three shards (the cluster's rows, shard after shard, sampled
+    as one index's): every document gets a topic, and they match the planted topics as a one-index sample
+    fit does (measured there: ARI 0.80-0.88 with seeds 7 / 42)."""
     from sklearn.metrics import adjusted_rand_score
 
     index, planted = latent_topics
-    cluster = Cluster.split(index, tmp_path / "c", 3)
+    cluster = index.split(tmp_path / "c", 3)
     model = cluster.topics(TopicSettings(sample=600))
-    sizes = [len(s.index) for s in cluster.shards]
-    sampled = model.settings["sampled_per_shard"]
-    assert sum(sampled) == 600 and model.settings["shards"] == sizes
-    assert all(abs(got - 600 * size / 1500) < 45 for got, size in zip(sampled, sizes)), (sampled, sizes)
     assert sorted(model.ids) == sorted(index.documents.ids) and model.coordinates.shape == (1500, 2)
     label_of = dict(zip(model.ids, model.assignments[0]))
     labels = np.array([label_of[i] for i in index.documents.ids])
@@ -164,13 +161,13 @@ def test_a_later_cut_carries_the_topics_over_as_one_index_does(latent_topics, tm
     held = np.arange(len(ids)) % 50 == 7  # 30 papers the first fit does not see
     start = Index.from_embeddings([d for d, h in zip(documents, held) if not h], vectors[~held],
                                   tmp_path / "start", index.manifest["model"])
-    cluster = Cluster.split(start, tmp_path / "c", 2)
+    cluster = start.split(tmp_path / "c", 2)
     settings = TopicSettings(sample=600, runs=5)
     before = cluster.topics(settings)
     cluster.add_embedded([d for d, h in zip(documents, held) if h], vectors[held])
     cluster.remove([start.documents.ids[0]])
     after = cluster.topics(settings)
-    assert after.settings["corpus_version"] == cluster.cut.number and after.settings["changed"] == 31
+    assert after.settings["corpus_version"] == cluster.generation and after.settings["changed"] == 31
     assert [[(t.id, t.label, t.keywords) for t in level] for level in after.levels] == \
         [[(t.id, t.label, t.keywords) for t in level] for level in before.levels]
     assert set(after.ids) == set(ids) - {start.documents.ids[0]}
@@ -192,11 +189,11 @@ def test_the_cli_reports_duplicates_and_topics_of_a_cluster(planted, tmp_path):
     from conftest import run_cli
 
     index, ids, _ = planted
-    Cluster.split(index, tmp_path / "c", 2)
-    report = json.loads(run_cli("cluster-dedup", "--cluster", str(tmp_path / "c"), "--json", check=True).stdout)
+    index.split(tmp_path / "c", 2)
+    report = json.loads(run_cli("dedup", "--index", str(tmp_path / "c"), "--json", check=True).stdout)
     assert sorted(sorted(g["members"]) for g in report["groups"]) == \
         sorted(sorted(g.members) for g in index.duplicates().groups)
-    text = run_cli("cluster-topics", "--cluster", str(tmp_path / "c"), check=True).stdout
-    assert "papers in 2 shards" in text and text.count("\ntopic ") >= 2
-    missing = run_cli("cluster-dedup", "--cluster", str(tmp_path / "nowhere"))
+    text = run_cli("topics", "--index", str(tmp_path / "c"), check=True).stdout
+    assert f"of {len(index)} papers" in text and text.count("\ntopic ") >= 2
+    missing = run_cli("dedup", "--index", str(tmp_path / "nowhere"))
     assert missing.returncode != 0 and "nowhere" in missing.stderr and "Traceback" not in missing.stderr

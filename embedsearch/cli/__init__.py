@@ -4,7 +4,7 @@ Tables go to stdout, progress and errors to stderr; ``--json`` prints machine-re
 Heavy libraries load inside the commands that need them so that ``search`` starts fast.
 """
 
-from . import cluster, explore, manage, reviewers, search, serve
+from . import explore, manage, reviewers, search, serve
 from .app import app
 
 

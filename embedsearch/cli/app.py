@@ -77,13 +77,12 @@ def ray_settings(engine: str, address: str | None, workers: int | None = None):
 def not_a_shard(path: str | Path) -> None:
     """Refuse to write a shard of a cluster directly: the write would not be routed by id or named in a
     cut, and the generation the newest cut names would then be collected under the cluster's readers."""
-    from ..shards import is_cluster
+    from ..store.cuts import is_cluster
 
     folder = Path(path).resolve()
     if folder.parent.name == "shards" and is_cluster(folder.parent.parent):
         raise InputError(f"{path} is {folder.name} of the cluster {folder.parent.parent}; write through the "
-                         "cluster (`serve-cluster --writable`: POST/DELETE /documents, POST /compact; `cluster-compact`; "
-                         "or Cluster.add/remove/compact)")
+                         f"cluster: --index {folder.parent.parent}")
 
 
 def open_index(path: str | None, model: str | None = None):

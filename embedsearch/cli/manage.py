@@ -151,7 +151,7 @@ def check(index: str | None = IndexOpt, as_json: bool = JsonOpt) -> None:
 
     idx = open_index(index)
     problems = idx.check(deep=True)
-    pending = len(plan(idx.snapshot, idx.snapshot.manifest.store.merge))
+    pending = sum(len(plan(part, part.manifest.store.merge)) for part in idx.snapshot.parts.values() or [idx.snapshot])
     if as_json:
         typer.echo(json.dumps({"path": str(idx.path), "healthy": not problems, "problems": problems,
                                "merges_pending": pending}))
@@ -180,7 +180,18 @@ def compact(index: str = typer.Option(..., "--index", "-i"), no_wait: bool = NoW
                    err=True)
         return
     typer.echo(f"compacted {before} segment(s) into {len(idx.snapshot.segments)}; {idx.path} holds {len(idx)} "
-               f"documents (generation {idx.generation})", err=True)
+               f"documents ({'cut' if idx.kind == 'cluster' else 'generation'} {idx.generation})", err=True)
+
+
+@app.command()
+@friendly
+def shard(index: str | None = IndexOpt, out: Path = typer.Option(..., "--out", help="New folder for the cluster."),
+          shards: int = typer.Option(..., "--shards", min=1, help="How many shards (documents routed by id hash).")) -> None:
+    """Split an index into a cluster of shards, each an ordinary index, with its vectors (nothing is embedded
+    again). Every command then takes the cluster as its --index."""
+    cluster = open_index(index).split(out, shards)
+    sizes = ", ".join(f"{name}: {len(part):,}" for name, part in cluster.snapshot.parts.items())
+    typer.echo(f"split {len(cluster):,} documents into {shards} shard(s) at {out} ({sizes})")
 
 
 @app.command()

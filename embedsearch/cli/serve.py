@@ -6,10 +6,11 @@ from pathlib import Path
 
 import typer
 
-from ..serve.settings import ServeSettings
-from .app import IndexOpt, app, friendly
+from ..serve.settings import ClusterSettings, ServeSettings
+from .app import EngineOpt, IndexOpt, RayAddressOpt, app, friendly, ray_settings
 
 _DEFAULT = ServeSettings()
+_RAY = ClusterSettings()
 
 
 @app.command()
@@ -26,8 +27,16 @@ def serve(index: str | None = IndexOpt,
                                       help="Fit topics in the background when none are saved."),
           reviewers: Path | None = typer.Option(None, "--reviewers",
                                                 help="Reviewers' archives or publications: adds /reviewers/for and "
-                                                     "who could review each paper on its page.")) -> None:
-    """Serve an index over HTTP: JSON API (docs at /docs), a search page at / and the topic map at /map."""
+                                                     "who could review each paper on its page."),
+          engine: str = EngineOpt, ray_address: str | None = RayAddressOpt,
+          replicas: int = typer.Option(_RAY.replicas, "--replicas", min=1, help="With --engine ray: replicas per shard."),
+          cpus: float = typer.Option(_RAY.cpus, "--cpus", min=0, help="With --engine ray: CPUs Ray reserves per replica."),
+          shard_timeout: float = typer.Option(_RAY.shard_timeout_s, "--shard-timeout", min=0.1,
+                                              help="With --engine ray: seconds before a shard that does not answer "
+                                                   "is named missing in a partial answer.")) -> None:
+    """Serve an index or a cluster over HTTP: JSON API (docs at /docs), a search page at / and the topic map at
+    /map. A cluster is served in this process by default, and on Ray Serve with ``--engine ray`` (a
+    deployment per shard with replicas)."""
     from ..errors import require
 
     require("fastapi", "serve")
@@ -36,8 +45,24 @@ def serve(index: str | None = IndexOpt,
     from ..serve.run import serve as run
     from .app import open_index
 
-    settings = ServeSettings(host=host, port=port, workers=workers, writable=writable, topics=topics,
-                             reviewers=str(reviewers.resolve()) if reviewers else "")
+    from ..errors import InputError
+    from ..store.cuts import is_cluster
+
+    ray_settings(engine, ray_address)
     token = read_token(token_file)
     path = Path(index) if index is not None else open_index(None).path
+    if engine == "ray":
+        if not is_cluster(path):
+            raise InputError(f"--engine ray serves a cluster of shards on Ray Serve, and {path} is one index: split "
+                             f"it first (`embedsearch shard --index {path} --out CLUSTER --shards N`)")
+        if reviewers or workers != _DEFAULT.workers:
+            raise InputError("--reviewers and --workers are options of the in-process server; with --engine ray "
+                             "use --replicas")
+        from ..serve.cluster import run_on_ray
+
+        run_on_ray(path, ClusterSettings(replicas=replicas, cpus=cpus, shard_timeout_s=shard_timeout,
+                                         writable=writable), token, host, port, ray_address)
+        return
+    settings = ServeSettings(host=host, port=port, workers=workers, writable=writable, topics=topics,
+                             reviewers=str(reviewers.resolve()) if reviewers else "")
     run(path, settings, token)

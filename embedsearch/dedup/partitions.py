@@ -9,15 +9,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..store.manifest import read as read_manifest
-from ..store.snapshot import Snapshot
+from ..store import cuts
 
 Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-@lru_cache(maxsize=16)  # a cluster job opens every shard
+@lru_cache(maxsize=16)
 def open_snapshot(path: str, generation: int):
-    return Snapshot(Path(path), read_manifest(Path(path)), generation)
+    """Version ``generation`` of the index or cluster at ``path``, opened once per worker."""
+    return cuts.open_snapshot(Path(path), generation)
 
 
 def neighbour_edges(source, rows: np.ndarray, k: int, floor: float) -> Edges:

@@ -99,6 +99,34 @@ class Hit:
                 "metadata": self.metadata}
 
 
+@dataclass(frozen=True, eq=False)
+class Answer(Sequence[Hit]):
+    """The hits of one search in rank order (the answer is a sequence of them), the version they were read
+    at (a generation, or a cluster's cut), and the shards that did not answer in time (an answer with
+    ``missing`` is partial: it lacks whatever they hold). Equal to any sequence of the same hits."""
+
+    hits: tuple[Hit, ...]
+    version: int = 0
+    missing: tuple[str, ...] = ()
+
+    def __getitem__(self, key):
+        return self.hits[key]
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __eq__(self, other: object) -> bool:
+        return list(self.hits) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing)
+
+    @property
+    def match(self) -> str:
+        return best_match(self.hits)
+
+
 def best_match(hits: Sequence[Hit]) -> str:
     """``close`` or ``related`` when a hit is, else ``none``: the answer has no close match."""
     return next((band for band in ("close", "related") if any(h.match == band for h in hits)), "none")

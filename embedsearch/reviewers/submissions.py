@@ -14,8 +14,6 @@ from ..corpus.readers import Problem
 from ..embedding.embed import Embedder, EmbedSettings
 from ..errors import InputError
 from ..index import Index
-from ..shards import Cluster
-from ..shards.cut import CLUSTER
 from .notes import records
 
 
@@ -33,21 +31,17 @@ class Submissions:
         return [d.id for d in self.documents]
 
     @classmethod
-    def of(cls, engine: Index | Cluster) -> Submissions:
-        """Every live document of an index, or of every shard of a cluster, with its stored vector."""
-        parts = engine.shards if isinstance(engine, Cluster) else [engine]
-        indexes = [p.index if hasattr(p, "index") else p for p in parts]
-        documents = tuple(d for index in indexes for d in index.documents)
-        vectors = np.concatenate([np.asarray(index.embeddings, dtype=np.float32) for index in indexes])
-        model = indexes[0].manifest["model"]
-        return cls(documents, vectors, model["name"], model["fingerprint"])
+    def of(cls, index: Index) -> Submissions:
+        """Every live document of an index (or of every shard of a cluster), with its stored vector."""
+        model = index.snapshot.manifest.model
+        return cls(tuple(index.documents), np.asarray(index.embeddings, dtype=np.float32), model.name,
+                   model.fingerprint)
 
     @classmethod
     def read(cls, paths: list[Path], model: str, skip_invalid: bool = False, progress: bool = False) -> Submissions:
         """An index or cluster folder (``model`` then comes from it), or corpus files embedded with ``model``."""
         if len(paths) == 1 and paths[0].is_dir():
-            folder = paths[0]
-            return cls.of(Cluster.open(folder) if (folder / CLUSTER).is_file() else Index.load(folder))
+            return cls.of(Index.load(paths[0]))
         ids, documents = UniqueIds(), []
         for path in paths:
             if not path.is_file():

@@ -4,9 +4,9 @@ does and answers ``GET``/``POST /search``, ``GET``/``POST /similar``, ``GET /doc
 in the single-index server's shapes (with ``cut`` where one index says ``generation``). It serves the web page
 too (``serve.page.files``), ``/topics`` and ``/map`` over every shard (``serve.cluster_topics``) and the
 duplicate checks (``/duplicates/of/{id}``, ``/duplicates/check``, ``/duplicates/check-file``) over every
-shard, judged in the ingress from the shard folders (``Cluster.duplicates``, ``Cluster.check_duplicates``). Started
+shard, judged in the ingress from the shard folders (``Index.duplicates`` over the cluster, ``Index.check_duplicates`` over the cluster). Started
 writable with a token, ``POST /documents`` and ``DELETE /documents/{id}`` write each document to the shard its
-id routes to and publish the next cut (``Cluster.add``/``remove``), which the replicas read from their next
+id routes to and publish the next cut (``Index.add`` over the cluster/``remove``), which the replicas read from their next
 call. A call that fails on a dead replica is sent again (Ray Serve routes it to a live one); a shard that
 still does not answer within ``ClusterSettings.shard_timeout_s`` is named in ``missing`` and the answer says
 ``"partial": true``. ``POST /compact`` (writable) merges every shard's segments as the next cut."""
@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import require
 from ..shards import Shard
-from ..shards import cut as cuts
+from ..store import cuts
 from .ingress import Ingress
 from .schemas import AddDocuments, DuplicateCheck, SearchBatch, SimilarText
 from .settings import ClusterSettings
@@ -150,3 +150,18 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
     handles = [shard.options(name=name, num_replicas=settings.replicas, ray_actor_options={"num_cpus": settings.cpus})
                .bind(str(root / cuts.SHARDS / name)) for name in names]
     return Front.bind(str(root), settings, token, *handles)
+
+
+def run_on_ray(root: Path, settings: ClusterSettings, token: str | None, host: str, port: int,
+               address: str | None) -> None:
+    """``serve --index CLUSTER --engine ray``: join (or start) a Ray cluster and serve until stopped."""
+    from ..errors import InputError
+    from .run import TOKEN_ENV
+
+    if settings.writable and token is None:
+        raise InputError(f"--writable needs a token: set {TOKEN_ENV} or pass --token-file FILE")
+    ray = require("ray", "cluster")
+    serve = require("ray.serve", "cluster")
+    ray.init(address=address, include_dashboard=False)
+    serve.start(http_options={"host": host, "port": port})
+    serve.run(application(root, settings, token), name="embedsearch", route_prefix="/", blocking=True)

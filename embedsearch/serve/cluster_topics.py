@@ -12,15 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ..corpus import Document
-from ..shards import Cluster
-from ..shards import cut as cuts
-from ..shards import rows as cluster_rows
+from ..index import Index
+from ..store import cuts
 from .topics import Ready, TopicsState
 
-FIT = "import sys; from embedsearch.shards import Cluster; Cluster.open(sys.argv[1], int(sys.argv[2])).topics()"
+FIT = "import sys; from embedsearch import Index; Index.load(sys.argv[1], generation=int(sys.argv[2])).topics()"
 
 
 class ClusterTopics:
@@ -51,10 +47,10 @@ class ClusterTopics:
         model = check_level(ready.model, level)
         key = (ready.generation, level)
         if key not in self._maps:
-            cluster = Cluster.open(self.root, ready.generation)
-            title = f"{cluster.shards[0].index.name}: {len(model.ids)} papers in {len(cluster.shards)} shards, " \
+            cluster = Index.load(self.root, generation=ready.generation)
+            title = f"{cluster.name}: {len(model.ids)} papers in {len(cluster.snapshot.parts)} shards, " \
                     f"{len(model.topics(level))} topics"
-            self._maps = {key: render_html(model, Rows(cluster), title, level, plotly_src="/static/plotly.min.js",
+            self._maps = {key: render_html(model, cluster.documents, title, level, plotly_src="/static/plotly.min.js",
                                            search_api="/search")}
         return self._maps[key]
 
@@ -71,19 +67,5 @@ class ClusterTopics:
         if done.returncode != 0:
             lines = done.stderr.strip().splitlines()
             raise RuntimeError(lines[-1] if lines else f"the fit ended with exit status {done.returncode}")
-        return Ready(Cluster.open(self.root, cut).topics(), cut)
+        return Ready(Index.load(self.root, generation=cut).topics(), cut)
 
-
-class Rows:
-    """A cluster's documents by the row its topics give them (``shards.rows``)."""
-
-    def __init__(self, cluster: Cluster):
-        self.shards = cluster.shards
-        self.offsets = cluster_rows.offsets([len(s.index) for s in cluster.shards])
-
-    def get(self, rows: list[int]) -> list[Document]:
-        out: list[Document | None] = [None] * len(rows)
-        for s, where, local in cluster_rows.by_shard(self.offsets, np.asarray(rows, dtype=np.int64)):
-            for i, doc in zip(where.tolist(), self.shards[s].documents(local.tolist())):
-                out[i] = doc
-        return out  # type: ignore[return-value]

@@ -1,6 +1,6 @@
 """The cluster's ingress (``serve.cluster``): the newest cut, the query encoder and one Ray Serve handle per
 shard; each call fans out to the shards that answer in time, merges as ``shards.merge`` does and fetches the
-winners' documents. Writes go through ``Cluster`` in this process, which owns the shard folders' lock."""
+winners' documents. Writes go through ``Index`` over the cluster in this process, which owns the shard folders' lock."""
 
 import asyncio
 import logging
@@ -11,9 +11,10 @@ from typing import Any
 from ..corpus import Document
 from ..errors import IdConflictError, InputError, UnknownIdError
 from ..retrieval.search import check_k
-from ..shards import Cluster, Shard
-from ..shards import cut as cuts
+from ..index import Index
+from ..shards import Shard
 from ..shards.merge import depth, hits_of, merge, request
+from ..store import cuts
 from ..corpus.kinds import combine
 from ..store.fields import describe
 from .api import bands, hits_json, shown
@@ -150,18 +151,18 @@ class Ingress:
         """A paper's near-duplicates among every shard's papers (``Cluster.duplicates(of=)``, read from the
         shard folders in this process, not through the replicas)."""
         def judge() -> dict[str, Any]:
-            cluster = Cluster.open(self.root)
-            out = {**cluster.duplicates(of=[doc_id]).to_json(), "cut": cluster.cut.number}
+            cluster = Index.load(self.root)
+            out = {**cluster.duplicates(of=[doc_id]).to_json(), "cut": cluster.generation}
             return with_display(out, None, cluster.document) if display else out
 
         return await asyncio.to_thread(judge)
 
     async def check_duplicates(self, documents: list[Document], display: bool = False,
                                **overrides: Any) -> dict[str, Any]:
-        """New abstracts judged against every shard (``Cluster.check_duplicates``); nothing is added."""
+        """New abstracts judged against every shard (``Index.check_duplicates`` over the cluster); nothing is added."""
         def judge() -> dict[str, Any]:
-            cluster = Cluster.open(self.root)
-            out = {**cluster.check_duplicates(documents, **overrides).to_json(), "cut": cluster.cut.number}
+            cluster = Index.load(self.root)
+            out = {**cluster.check_duplicates(documents, **overrides).to_json(), "cut": cluster.generation}
             return with_display(out, {d.id: d for d in documents}, cluster.document) if display else out
 
         return await asyncio.to_thread(judge)
@@ -169,38 +170,38 @@ class Ingress:
     async def check_file(self, body: bytes, name: str) -> Any:
         """An uploaded batch judged against every shard, as a CSV report (as ``dedup --against --csv``)."""
         documents = read_upload(body, name)
-        report = await asyncio.to_thread(lambda: Cluster.open(self.root).check_duplicates(documents))
+        report = await asyncio.to_thread(lambda: Index.load(self.root).check_duplicates(documents))
         return csv_report(report, len(documents))
 
     async def add(self, body: AddDocuments) -> dict[str, Any]:
         """Embed and add documents, each to its shard, as one new cut; with ``check_duplicates``, each is
-        judged against every shard under the write's lock first (``Cluster.add_checked``)."""
+        judged against every shard under the write's lock first (``Index.add_checked`` over the cluster)."""
         documents = [d.document(n) for n, d in enumerate(body.documents)]
         if not body.check_duplicates:
             cluster = await asyncio.to_thread(self._write, "add", documents)
-            return {"added": len(documents), "cut": cluster.cut.number, "documents": len(cluster), "skipped": []}
-        def checked() -> tuple[Cluster, Any]:
-            cluster = Cluster.open(self.root)  # published to by add_checked, so it names the new cut
+            return {"added": len(documents), "cut": cluster.generation, "documents": len(cluster), "skipped": []}
+        def checked() -> tuple[Index, Any]:
+            cluster = Index.load(self.root)  # moved to the new cut by add_checked
             return cluster, self._write("add_checked", documents, body.on_duplicate, cluster=cluster)
 
         cluster, report = await asyncio.to_thread(checked)
         flagged = sorted({p.a for p in report.pairs})
         skipped = flagged if body.on_duplicate == "skip" else []
-        return {"added": len(documents) - len(skipped), "cut": cluster.cut.number, "documents": len(cluster),
+        return {"added": len(documents) - len(skipped), "cut": cluster.generation, "documents": len(cluster),
                 "skipped": skipped, "duplicates": report.to_json()}
 
     async def remove(self, doc_id: str) -> dict[str, Any]:
         cluster = await asyncio.to_thread(self._write, "remove", [doc_id])
-        return {"removed": 1, "cut": cluster.cut.number, "documents": len(cluster)}
+        return {"removed": 1, "cut": cluster.generation, "documents": len(cluster)}
 
     async def compact(self) -> dict[str, Any]:
         cluster = await asyncio.to_thread(self._write, "compact")
-        return {"cut": cluster.cut.number, "documents": len(cluster),
-                "segments": {s.name: len(s.index.snapshot.segments) for s in cluster.shards}}
+        return {"cut": cluster.generation, "documents": len(cluster),
+                "segments": {name: len(p.segments) for name, p in cluster.snapshot.parts.items()}}
 
-    def _write(self, method: str, *items: Any, cluster: Cluster | None = None) -> Any:
+    def _write(self, method: str, *items: Any, cluster: Index | None = None) -> Any:
         try:
-            return getattr(cluster or Cluster.open(self.root), method)(*items, wait=self.settings.lock_wait_s)
+            return getattr(cluster or Index.load(self.root), method)(*items, wait=self.settings.lock_wait_s)
         except (IdConflictError, UnknownIdError) as exc:
             raise type(exc)(str(exc).replace(str(self.root), "the cluster")) from None
 

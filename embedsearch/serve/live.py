@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from ..index import Index
-from ..store import generation as gen
 from .batcher import BatchingEncoder
 from .settings import ServeSettings
 
@@ -67,9 +66,9 @@ class Live:
     def refresh(self) -> Served:
         """Serve the newest generation from now on (a no-op when it already is)."""
         with self._swap:
-            newest = gen.numbers(self.path)[-1:]
-            if newest and newest[0] != self.current.index.generation:
-                self.current = Served(Index.load(self.path, generation=newest[0]), self.encoder).warm()
+            newest = self.current.index.folder.newest()
+            if newest != self.current.index.generation:
+                self.current = Served(Index.load(self.path, generation=newest), self.encoder).warm()
                 if self._on_change is not None:
                     self._on_change(self.current)
         return self.current

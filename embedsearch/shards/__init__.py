@@ -1,8 +1,7 @@
-"""Shards: one corpus split by id hash into ordinary indexes, searched as one (in process here, or as Ray Serve
-deployments in ``serve.cluster``), with answers equal to a single index's."""
+"""A shard's side of a sharded search over Ray Serve (``serve.cluster``): plain-data calls a remote
+caller can send and receive, merged by the ingress into one index's answer."""
 
-from .cluster import Cluster, ShardedAnswer
-from .cut import is_cluster, owner
+from ..store.cuts import is_cluster, owner
 from .shard import Candidate, Shard
 
-__all__ = ["Candidate", "Cluster", "Shard", "ShardedAnswer", "is_cluster", "owner"]
+__all__ = ["Candidate", "Shard", "is_cluster", "owner"]

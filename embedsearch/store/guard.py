@@ -1,6 +1,6 @@
 """Which index folders a write may touch: a shard of a cluster only through its cluster. A direct write
 would not be routed by id or named in a cut, and after the grace period the shard's clean-up would delete
-the generation the cluster's newest cut names. ``Cluster.split`` marks each shard (``shard.json``); the
+the generation the cluster's newest cut names. ``Index.split`` marks each shard (``shard.json``); the
 cluster writes inside ``through_cluster``; every writer lock and every build over a folder checks."""
 
 from __future__ import annotations
@@ -41,4 +41,4 @@ def refuse_shard(root: Path) -> None:
     except (OSError, ValueError, AttributeError):
         cluster = "its cluster"
     raise InputError(f"{root} is {Path(root).name} of the cluster {cluster}; write through the cluster "
-                     "(Cluster.add/remove/compact, `cluster-compact`, or `serve-cluster --writable`)")
+                     f"(--index {cluster}, or Index.load(cluster).add/remove/compact)")

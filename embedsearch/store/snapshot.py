@@ -58,6 +58,26 @@ class Snapshot:
         self.generation = gen.read(root, number)
         self.segments = [Segment(root, entry, manifest.model.dimension) for entry in self.generation.segments]
         self.live = [gen.read_deletes(root, entry) for entry in self.generation.segments]
+        self.parts: dict[str, Snapshot] = {}
+        self._number_rows()
+
+    @classmethod
+    def union(cls, root: Path, number: int, parts: dict[str, Snapshot], committed_at: str = "") -> Snapshot:
+        """Several snapshots read as one (the shards of a cluster at cut ``number``): their segments in part
+        order, so row numbers run part after part, and every read (search with the whole corpus's BM25
+        statistics, one dense shortlist, filters under one field contract, topics, duplicates) is one
+        index's over all their documents."""
+        self = cls.__new__(cls)
+        first = next(iter(parts.values()))
+        self.root, self.number, self.manifest, self.parts = root, number, first.manifest, dict(parts)
+        self.segments = [s for p in parts.values() for s in p.segments]
+        self.live = [m for p in parts.values() for m in p.live]
+        self.generation = gen.Generation(number, tuple(e for p in parts.values() for e in p.generation.segments),
+                                         number, committed_at, sum(len(p) for p in parts.values()))
+        self._number_rows()
+        return self
+
+    def _number_rows(self) -> None:
         counts = [s.rows if m is None else int(m.sum()) for s, m in zip(self.segments, self.live)]
         self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self._physical = [None if m is None else np.flatnonzero(m) for m in self.live]
@@ -98,7 +118,8 @@ class Snapshot:
                 "fingerprint": m.model.fingerprint, "index_type": self.index_type, "segments": len(self.segments),
                 "deleted": sum(e.deleted for e in g.segments), "generation": self.number, "built_at": m.built_at,
                 "updated_at": g.committed_at, "format_version": m.format_version,
-                "package_version": m.package_version, "provenance": m.provenance, "field_kinds": self.field_kinds}
+                "package_version": m.package_version, "provenance": m.provenance, "field_kinds": self.field_kinds,
+                **({"shards": {name: len(p) for name, p in self.parts.items()}} if self.parts else {})}
 
     @cached_property
     def field_kinds(self) -> dict[str, str]:

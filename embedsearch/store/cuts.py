@@ -10,10 +10,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CorruptIndexError
+from ..errors import CorruptIndexError, ModelMismatchError
 from ..files import write_json
-from ..store.docstore import id_hash
-from ..store.layout import GENERATIONS
+from .docstore import id_hash
+from .layout import GENERATIONS
+from .manifest import read as read_manifest
+from .snapshot import Snapshot
 
 FORMAT = 1
 CLUSTER = "cluster.json"
@@ -104,3 +106,24 @@ def collect(root: Path) -> list[int]:
 
 def _numbers(root: Path) -> list[int]:
     return sorted(int(p.stem) for p in (root / CUTS).glob("*.json") if p.stem.isdigit())
+
+
+def snapshot(root: Path, number: int | None = None) -> Snapshot:
+    """Cut ``number`` of the cluster at ``root`` (the newest by default) as one snapshot: every shard at the
+    generation the cut names, read as one index over all their documents (``Snapshot.union``)."""
+    cut = newest(root) if number is None else read(root, number)
+    parts = {name: Snapshot(root / SHARDS / name, read_manifest(root / SHARDS / name), generation)
+             for name, generation in zip(shard_names(root), cut.generations)}
+    if len({p.manifest.model.fingerprint for p in parts.values()}) != 1:
+        raise ModelMismatchError(f"{root}: its shards were built with different models; rebuild the cluster")
+    return Snapshot.union(root, cut.number, parts, max(p.generation.committed_at for p in parts.values()))
+
+
+def open_snapshot(root: Path, number: int | None = None) -> Snapshot:
+    """Version ``number`` (newest by default) of an index folder or a cluster folder, whichever ``root`` holds."""
+    root = Path(root)
+    if is_cluster(root):
+        return snapshot(root, number)
+    from . import generation as gen
+
+    return Snapshot(root, read_manifest(root), gen.newest(root) if number is None else number)
