@@ -82,7 +82,7 @@ def test_an_add_with_vectors_of_the_wrong_shape_or_a_repeated_id_writes_nothing(
     index = new_index(tmp_path / "idx", model_entry)
     before = files_of(index.path)
     docs, vectors = make_docs(100, 5)
-    for bad, phrase in [((docs, vectors[:4]), "vectors for 5 documents"), ((docs, vectors[:, :10]), "dimension 384"),
+    for bad, phrase in [((docs, vectors[:4]), "5 documents need 5 vectors"), ((docs, vectors[:, :10]), "dimension 384"),
                         ((docs[:2] + docs[:1], vectors[:3]), "duplicate id .p100.")]:
         with pytest.raises(InputError, match=phrase):
             index.add_embedded(*bad)
