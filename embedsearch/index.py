@@ -147,7 +147,13 @@ class Index:
     @property
     def shards(self) -> list[Index]:
         """A cluster's shards, each an ordinary index read at the generation this cut names (none for one index)."""
-        return [Index(IndexFolder(p.root, p.manifest), p.number) for p in self.snapshot.parts.values()]
+        out = []
+        for part in self.snapshot.parts.values():
+            shard = Index.__new__(Index)
+            shard.path, shard.folder, shard.snapshot, shard.skipped = part.root, IndexFolder(part.root, part.manifest), \
+                part, []
+            out.append(shard)
+        return out
 
     @property
     def generation(self) -> int:

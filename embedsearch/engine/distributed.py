@@ -18,6 +18,7 @@ import numpy as np
 
 from ..embedding.embed import EmbedSettings
 from ..errors import EmbedsearchError, InputError, require
+from .jobs import JobRunner
 from .jobs import local_map
 
 
@@ -128,12 +129,12 @@ def ray_encoder(settings: EmbedSettings, ray_settings: RaySettings = RaySettings
     return encode
 
 
-def job_map(settings: RaySettings | None):
+def job_map(settings: RaySettings | JobRunner | None):
     """Where parallel jobs (IVF shards, topic assignment, duplicate candidates) run: in this process
     (``settings`` None), or as Ray tasks. Ray is imported only in the second case."""
     if settings is None:
         return local_map
-    return RayMap(settings)
+    return settings if callable(settings) else RayMap(settings)  # a runner already made (a ``RayMap``)
 
 
 def _run_task(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
