@@ -40,9 +40,9 @@ class Index:
     """A searchable corpus on disk, one index or a cluster of shards. Use ``Index.build``, ``Index.from_sources``,
     ``Index.load``, ``Index.bundled`` or ``split``."""
 
-    def __init__(self, folder: IndexFolder | ClusterFolder, generation: int | None = None):
+    def __init__(self, folder: IndexFolder | ClusterFolder, generation: int | None = None, snapshot=None):
         self.path, self.folder = folder.root, folder
-        self.snapshot = folder.open(generation)
+        self.snapshot = snapshot if snapshot is not None else folder.open(generation)
         self.skipped: list[Problem] = []
 
     @classmethod
@@ -147,13 +147,7 @@ class Index:
     @property
     def shards(self) -> list[Index]:
         """A cluster's shards, each an ordinary index read at the generation this cut names (none for one index)."""
-        out = []
-        for part in self.snapshot.parts.values():
-            shard = Index.__new__(Index)
-            shard.path, shard.folder, shard.snapshot, shard.skipped = part.root, IndexFolder(part.root, part.manifest), \
-                part, []
-            out.append(shard)
-        return out
+        return [Index(IndexFolder(p.root, p.manifest), snapshot=p) for p in self.snapshot.parts.values()]
 
     @property
     def generation(self) -> int:

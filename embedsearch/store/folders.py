@@ -14,7 +14,7 @@ import numpy as np
 from ..corpus import Document, check_unique
 from ..corpus.kinds import FieldKinds
 from ..engine.jobs import local_map
-from ..errors import InputError, UnknownIdError
+from ..errors import EmbedsearchError, InputError, UnknownIdError
 from . import cuts
 from . import generation as gen
 from . import writer
@@ -151,7 +151,7 @@ class ClusterFolder:
     def problems(self, number: int, deep: bool) -> list[str]:
         try:
             cut = cuts.read(self.root, number)
-        except Exception as exc:  # noqa: BLE001  (a damaged cut is one line of the report)
+        except EmbedsearchError as exc:  # a damaged cut is one line of the report
             return [str(exc)]
         return [line for name, g in zip(self.names, cut.generations)
                 for line in problems(self.root / cuts.SHARDS / name, self.manifest, g, deep)]
