@@ -19,7 +19,6 @@ LAYERS = [
     {"manifest_check", "distributed_build"},
     {"index"},
     {"evaluate"},
-    {"shards"},
     {"reviewers"},
     {"serve"},
     {"cli"},

@@ -17,6 +17,8 @@ import pytest
 from conftest import REPO, run_cli
 from serve_helpers import TOKEN, Server
 
+from embedsearch import Index
+
 CTMC = "001_d172d3709162399d:3"
 REWORDED = (
     "Discrete diffusion models built on continuous-time Markov chains (CTMCs) perform strongly on language and "
@@ -480,3 +482,31 @@ def check_topics_over_time(c) -> None:
     missing = c.get("/topics/over-time", params={"field": "yaer"})
     assert missing.status_code == 400 and "its fields:" in missing.json()["error"], missing.text
     assert c.get("/topics/over-time").status_code == 422
+
+
+def test_a_cluster_is_served_in_process_by_the_same_routes_as_one_index(metadata_index, tmp_path):
+    """``serve --index CLUSTER``: the one index's routes, answers and errors, over every shard; an add goes to
+    the shard its id routes to as the next cut."""
+    from embedsearch.store.cuts import owner
+
+    cluster = metadata_index.split(tmp_path / "cluster", 2)
+    running = Server(cluster.path, "--writable", "--no-topics")
+    try:
+        with running.client() as c:
+            for query, mode in (("discrete diffusion language models", "hybrid"), ("graph neural networks", "lexical")):
+                got = c.get("/search", params={"q": query, "k": 8, "mode": mode, "filter": "year>=2025"}).json()
+                want = metadata_index.search(query, 8, mode=mode, filters=["year>=2025"])
+                assert [h["id"] for h in got["hits"]] == [h.id for h in want] and got["partial"] is False
+                assert got["generation"] == cluster.generation
+            assert [h["id"] for h in c.get(f"/similar/{CTMC}", params={"k": 5}).json()["hits"]] == \
+                [h.id for h in metadata_index.similar(CTMC, 5)]
+            assert c.get("/similar/nope").status_code == 404 and c.get("/search", params={"q": "x", "k": 500}).status_code == 422
+            info = c.get("/info").json()
+            assert info["shards"] == {s.path.name: len(s) for s in cluster.shards}
+            new = {"id": "cluster-new-1", "text": "Zebrafish fin regeneration needs osteoblast dedifferentiation."}
+            added = c.post("/documents", json={"documents": [new]}, headers={"Authorization": f"Bearer {TOKEN}"})
+            assert added.status_code == 201 and added.json()["generation"] == cluster.generation + 1, added.text
+            assert new["id"] in Index.load(cluster.path).shards[owner(new["id"], 2)].documents.ids
+            assert c.get(f"/documents/{new['id']}").json()["text"] == new["text"]
+    finally:
+        running.stop()

@@ -67,6 +67,53 @@ def test_similar_papers_across_shards_are_those_of_one_index(single, cluster, sc
         cluster.document("nope")
 
 
+class Silent:
+    """Parts of which one never answers (a shard with no live replica): the round leaves it out."""
+
+    def __init__(self, parts, silent: int):
+        self.parts, self.names, self.silent = parts, parts.names, silent
+
+    def round(self, method, args):
+        return self.parts.round(method, {p: a for p, a in args.items() if p != self.silent})
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_the_fanout_over_the_shards_answers_as_one_index_and_names_a_silent_shard(single, cluster, scifact_sample,
+                                                                                 mode, tmp_path):
+    """The plan the Ray Serve ingress runs (statistics, candidates, merge), over parts read in process: one
+    index's answer, with filters and for similar papers; a shard that does not answer is named in ``missing``
+    and the hits are those of the shards that did."""
+    from embedsearch.retrieval.parts import Fanout, LocalParts
+
+    docs, queries = scifact_sample
+    snapshot = cluster.snapshot
+    local = LocalParts(list(snapshot.parts.values()), list(snapshot.parts))
+    fanout = Fanout(snapshot, local, cluster.search_settings)
+    for query in queries[:8]:
+        answer = fanout.search(query, 10, mode)
+        assert same(answer, single.search(query, 10, mode=mode)) and not answer.partial, (mode, query)
+        assert answer.version == cluster.generation
+    dated = [Document(d.id, d.text, d.title, {"year": 2000 + i % 4}) for i, d in enumerate(docs)]
+    filtered = Index.from_embeddings(dated, np.asarray(single.embeddings), tmp_path / "dated",
+                                     single.manifest["model"])
+    split = filtered.split(tmp_path / "dated-cluster", 3).snapshot
+    dated_fanout = Fanout(split, LocalParts(list(split.parts.values()), list(split.parts)), cluster.search_settings)
+    for query in queries[:4]:
+        got = dated_fanout.search(query, 10, mode, ["year>=2002"])
+        assert same(got, filtered.search(query, 10, mode=mode, filters=["year>=2002"])), (mode, query)
+        assert got.hits and all(h.metadata["year"] >= 2002 for h in got)
+    for doc in docs[:10]:
+        got = fanout.similar(doc.id, 10)
+        assert same(got, single.similar(doc.id, 10)) and doc.id not in {h.id for h in got}
+    silent = Fanout(snapshot, Silent(local, 1), cluster.search_settings).search(queries[0], 10, mode)
+    held = set(cluster.shards[1].documents.ids)
+    assert silent.partial and silent.missing == ("shard-001",)
+    assert silent.hits and not {h.id for h in silent} & held
+    if mode == "dense":  # BM25 statistics and fused scores are those of the shards that answered
+        assert [h.id for h in silent] == [h.id for h in single.search(queries[0], 60, mode=mode)
+                                          if h.id not in held][:10]
+
+
 def test_shard_local_bm25_would_not_be_equal(single, cluster, scifact_sample):
     """Why the statistics round exists: each shard's own BM25 ranks differently from the whole corpus's."""
     _, queries = scifact_sample
@@ -211,8 +258,7 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
     import faiss
     from segment_worker import make_docs
 
-    from embedsearch.shards import Shard
-    from embedsearch.shards.merge import merge
+    from embedsearch.retrieval.parts import candidates, merge
     from embedsearch.store.layout import VECTORS
     from embedsearch.store.vectors import VectorSettings
 
@@ -237,11 +283,10 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
     rng = np.random.default_rng(3)
     queries = vectors[:40] + 2 * rng.normal(size=vectors[:40].shape).astype(np.float32)  # rankings PQ blurs
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-    shards = [Shard(s.path, s.generation) for s in cluster.shards]
     for query in queries:
-        offered = [s.candidates(query, "", None, 10, "dense") for s in shards]
-        got = [(cluster.shards[p.shard].documents.ids[p.ranked.row], p.ranked.cosine)
-               for p in merge(offered, 10, "dense", index.search_settings)]
+        offered = [candidates(s.snapshot, query, "", None, 10, "dense") for s in cluster.shards]
+        got = [(cluster.shards[p].documents.ids[r.row], r.cosine)
+               for p, r in merge(offered, 10, "dense", index.search_settings)]
         want = [(index.documents.ids[r], c) for r, c in index.snapshot.dense(query[None], 10)[0]]
         assert [i for i, _ in got] == [i for i, _ in want]
         assert [c for _, c in got] == pytest.approx([c for _, c in want], abs=1e-6)

@@ -16,7 +16,7 @@ from fastapi.security import HTTPBearer
 from ..corpus import Document
 from ..errors import IdConflictError, UnknownIdError
 from ..index import Index
-from ..retrieval.search import Hit, SearchSettings, best_match
+from ..retrieval.search import Answer, SearchSettings
 from .guard import ApiError, authorised
 from .live import Live, Served
 from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, OverTimeOut, RemoveOut,
@@ -53,10 +53,12 @@ def shown(document: Document) -> dict[str, Any]:
     return {"title": paper.title, "text": paper.text}
 
 
-def hits_json(hits: list[Hit], display: bool = False) -> dict[str, Any]:
-    """Hits with the best band among them (``none``: no close match)."""
-    return {"match": best_match(hits), "hits": [{**h.to_json(), **({"display": shown(Document(h.id, h.text, h.title))}
-                                                                  if display else {})} for h in hits]}
+def hits_json(answer: Answer, display: bool = False) -> dict[str, Any]:
+    """An answer's hits with the best band among them (``none``: no close match), and the shards that did
+    not answer in time (``partial``: the hits lack what they hold)."""
+    return {"match": answer.match, "partial": answer.partial, "missing": list(answer.missing),
+            "hits": [{**h.to_json(), **({"display": shown(Document(h.id, h.text, h.title))} if display else {})}
+                     for h in answer]}
 
 
 @dataclass(frozen=True)
@@ -98,14 +100,14 @@ def search_router(service: Service) -> APIRouter:
                display: bool = DISPLAY):
         """The ``k`` abstracts that best match a query (as ``embedsearch search --json``)."""
         served = service.current()
-        hits = served.index.search(one_query(q), k, mode, filter)
+        hits = served.reader.search(one_query(q), k, mode, filter)
         return {"query": q, "generation": served.index.generation, **hits_json(hits, display)}
 
     @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, response_model_exclude_unset=True, responses=errors())
     def search_batch(body: SearchBatch):
         """Many queries at once, answered with one batched encode."""
         served = service.current()
-        results = served.index.search_many(body.queries, body.k, body.mode, body.filters)
+        results = served.reader.search_many(body.queries, body.k, body.mode, body.filters)
         return {"generation": served.index.generation,
                 "results": [{"query": q, **hits_json(h, body.display)} for q, h in zip(body.queries, results)]}
 
@@ -116,13 +118,13 @@ def search_router(service: Service) -> APIRouter:
         served = service.current()
         if doc_id not in served.index.documents.row_of:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
-        return {"id": doc_id, "generation": served.index.generation, **hits_json(served.index.similar(doc_id, k), display)}
+        return {"id": doc_id, "generation": served.index.generation, **hits_json(served.reader.similar(doc_id, k), display)}
 
     @api.post("/similar", dependencies=[only()], response_model=SimilarOut, response_model_exclude_unset=True, responses=errors())
     def similar_text(body: SimilarText):
         """Papers related to an abstract's text."""
         served = service.current()
-        return {"generation": served.index.generation, **hits_json(served.index.similar_to_text(body.text, body.k), body.display)}
+        return {"generation": served.index.generation, **hits_json(served.reader.similar_to_text(body.text, body.k), body.display)}
 
     return api
 

@@ -7,11 +7,14 @@ import json
 import os
 from contextlib import asynccontextmanager
 from dataclasses import asdict
+from collections.abc import Callable
 from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline  # /docs with Swagger UI served by the app, not a CDN
 
+from ..retrieval.parts import Parts
+from ..store.snapshot import Snapshot
 from ..version import __version__
 from .guard import install
 from .live import Live
@@ -21,13 +24,15 @@ from .topics import TopicsState
 CONFIG_ENV = "EMBEDSEARCH_SERVE_CONFIG"
 
 
-def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), token: str | None = None) -> FastAPI:
-    """The service for the index at ``path``: JSON API, web page and topic map. Write endpoints need
-    ``settings.writable`` and ``token``."""
+def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), token: str | None = None,
+               parts: Callable[[Snapshot], Parts] | None = None) -> FastAPI:
+    """The service for the index or cluster at ``path``: JSON API, web page and topic map. Write endpoints
+    need ``settings.writable`` and ``token``. With ``parts`` (a cluster's shards at a cut, on Ray Serve),
+    searches are answered by the shards where they run."""
     from . import api, duplicates, page
 
     topics = TopicsState(settings.topics)
-    live = Live(Path(path), settings, on_change=topics.want)
+    live = Live(Path(path), settings, on_change=topics.want, parts=parts)
     topics.want(live.current)
     @asynccontextmanager
     async def lifespan(app: FastAPI):

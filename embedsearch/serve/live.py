@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..index import Index
+from ..retrieval.parts import Fanout
 from .batcher import BatchingEncoder
 from .settings import ServeSettings
 
@@ -20,12 +21,15 @@ log = logging.getLogger("embedsearch.serve")
 
 class Served:
     """One generation of the index with what the service derives from it once. Its queries are encoded by
-    the worker's shared ``BatchingEncoder``."""
+    the worker's shared ``BatchingEncoder``; its searches are answered by ``reader``: the index itself, or
+    the shards where they run (``retrieval.parts.Fanout``)."""
 
-    def __init__(self, index: Index, encoder: BatchingEncoder | None = None):
+    def __init__(self, index: Index, encoder: BatchingEncoder | None = None, parts=None):
         self.index = index
         if encoder is not None and encoder.fingerprint == index.snapshot.manifest.model.fingerprint:
             index.snapshot.encoder = encoder
+        self.remote = parts is not None
+        self.reader = index if parts is None else Fanout(index.snapshot, parts(index.snapshot), index.search_settings)
 
     @cached_property
     def info(self) -> dict[str, Any]:
@@ -42,7 +46,10 @@ class Served:
     def warm(self) -> Served:
         """Open everything a first request would (vector indexes, BM25 statistics, ids, the encoder)."""
         if len(self.index):
-            self.index.search_many(["warm up"], 1)
+            if self.remote:
+                self.index.encode(["warm up"])
+            else:
+                self.index.search_many(["warm up"], 1)
             self.index.documents.row_of  # noqa: B018
         self.fields  # noqa: B018
         return self
@@ -51,14 +58,14 @@ class Served:
 class Live:
     """The newest generation of the index at ``path``, followed by a daemon thread."""
 
-    def __init__(self, path: Path, settings: ServeSettings, on_change=None):
-        self.path = Path(path)
+    def __init__(self, path: Path, settings: ServeSettings, on_change=None, parts=None):
+        self.path, self.parts = Path(path), parts
         self.settings = settings
         self._swap = threading.Lock()
         self._on_change = on_change
         first = Index.load(self.path)
         self.encoder = BatchingEncoder(first.snapshot.encoder)
-        self.current = Served(first, self.encoder).warm()
+        self.current = Served(first, self.encoder, parts).warm()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, name="embedsearch-follow", daemon=True)
         self._thread.start()
@@ -68,7 +75,7 @@ class Live:
         with self._swap:
             newest = self.current.index.folder.newest()
             if newest != self.current.index.generation:
-                self.current = Served(Index.load(self.path, generation=newest), self.encoder).warm()
+                self.current = Served(Index.load(self.path, generation=newest), self.encoder, self.parts).warm()
                 if self._on_change is not None:
                     self._on_change(self.current)
         return self.current

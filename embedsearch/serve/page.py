@@ -33,8 +33,7 @@ def _shipped() -> frozenset[str]:
 
 
 def files() -> APIRouter:
-    """The page itself, a page per paper and the files they load: all a front end needs that is not the API
-    (the cluster's ingress serves these too)."""
+    """The page itself, a page per paper and the files they load: all a front end needs that is not the API."""
     page = APIRouter(include_in_schema=False)
 
     @page.api_route("/", methods=["GET", "HEAD"])
@@ -92,7 +91,8 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
         if key not in rendered:
             index = live.current.index
             documents = index.documents if index.generation == ready.generation else _documents(live, ready)
-            title = f"{index.name}: {len(model.ids)} papers, {len(model.topics(level))} topics"
+            shards = f" in {len(index.snapshot.parts)} shards" if index.snapshot.parts else ""
+            title = f"{index.name}: {len(model.ids)} papers{shards}, {len(model.topics(level))} topics"
             rendered.clear()
             page_html = render_html(model, documents, title, level, plotly_src="/static/plotly.min.js",
                                     search_api="/search")

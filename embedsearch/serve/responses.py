@@ -42,12 +42,16 @@ class SearchOut(BaseModel):
     query: str
     generation: int
     match: BestMatch
+    partial: bool = False
+    missing: list[str] = []
     hits: list[HitOut]
 
 
 class QueryHits(BaseModel):
     query: str
     match: BestMatch
+    partial: bool = False
+    missing: list[str] = []
     hits: list[HitOut]
 
 
@@ -60,6 +64,8 @@ class SimilarOut(BaseModel):
     id: str | None = None
     generation: int
     match: BestMatch
+    partial: bool = False
+    missing: list[str] = []
     hits: list[HitOut]
 
 

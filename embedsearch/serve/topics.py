@@ -2,14 +2,13 @@
 saved (one worker fits, the others wait on a file lock and then read its result) and, after each new
 generation, carries the last fit over to the new documents (``topics.extend``: a neighbour vote, cheap).
 Until the first fit is ready, ``/topics`` and ``/map`` answer 503 saying so; afterwards they serve the
-newest model ready, naming the generation it belongs to. The cluster's ingress keeps its topics the same way,
-with its own fit (``serve.cluster_topics``)."""
+newest model ready, naming the generation it belongs to. A cluster's are fitted the same way (a sample
+across its shards, the rest assigned shard by shard)."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,14 +25,12 @@ class Ready:
 
 
 class TopicsState:
-    """The newest topics ready, and one background thread bringing them up to what was last wanted:
-    ``fit(wanted)`` gives the ``Ready`` model (None where there is nothing to fit)."""
+    """The newest topics ready, and one background thread bringing them up to the generation last wanted."""
 
-    def __init__(self, enabled: bool = True, fit: Callable[[Any], Ready | None] | None = None):
+    def __init__(self, enabled: bool = True):
         self.enabled = enabled
         self.ready: Ready | None = None
         self.failure: str | None = None
-        self._fit = fit or _ready
         self._wanted: Any = None
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="embedsearch-topics", daemon=True)
@@ -76,7 +73,7 @@ class TopicsState:
             if wanted is None:
                 continue
             try:
-                self.ready, self.failure = self._fit(wanted) or self.ready, None
+                self.ready, self.failure = _ready(wanted) or self.ready, None
             except Exception as exc:  # the service keeps serving search and dedup without topics
                 log.warning("topics failed: %s", exc)
                 self.failure = " ".join(str(exc).split())

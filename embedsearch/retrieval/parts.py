@@ -1,0 +1,179 @@
+"""Several parts searched as one, each where it lives (the shards of a cluster, each on its own Ray Serve
+replicas). A part answers two calls in plain data a remote caller can send and receive: its share of the
+BM25 statistics, then its candidates scored with the whole corpus's statistics. ``Fanout`` is the plan: it
+asks ``Parts`` for each round (a round in process, or over deployment handles: a remote part is only an
+adapter), merges, and reads the winners' documents from the snapshot that holds every part, so the answer
+is one index's over all their documents. Ties (equal scores) go to the lower part, then row."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..errors import InputError, UnknownIdError
+from ..store.bm25 import CorpusStats
+from ..store.filters import Filter
+from ..store.maxscore import top
+from ..store.snapshot import Snapshot
+from ..store.vectors import Shortlisted, best
+from .search import MODES, Answer, Hit, Ranked, SearchSettings, band, check_k, check_query, fuse
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A part's row with both raw scores: ``dense`` is its cosine if it made the part's dense shortlist (else
+    None), ``approximate`` its score there where the vector index's is approximate, ``lexical`` whether it
+    made the lexical list; ``cosine`` and ``bm25`` are known either way."""
+
+    row: int
+    cosine: float
+    bm25: float | None
+    dense: float | None
+    lexical: bool
+    approximate: float | None = None
+
+
+def stats(snapshot: Snapshot, query: str) -> CorpusStats:
+    """A part's share of the BM25 statistics of ``query`` (summed over parts: the whole corpus's)."""
+    return snapshot.lexical.stats(query)
+
+
+def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: CorpusStats | None, depth: int,
+               mode: str, filters: Sequence[str] = (), kinds: dict[str, str] | None = None) -> list[Candidate]:
+    """The rows a part offers for ``mode`` at ``depth``, as one index's ranking takes them: the dense
+    shortlist for ``depth`` (``vectors.best`` of every part's is one index's dense top ``depth``) and,
+    scored with ``corpus`` (every part's statistics), the lexical top ``depth``. Filters are read with
+    ``kinds``, the whole field contract (a field only another part holds is empty here)."""
+    allowed = snapshot.allowed_rows([Filter.parse(f) for f in filters], kinds)
+    vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+    dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in
+                                          snapshot.shortlist(vector[None, :], depth, allowed=allowed)[0]}
+    weighted = None if mode == "dense" else snapshot.lexical.weights(query, corpus)
+    lexical = set() if weighted is None else \
+        {r for r, _ in top(snapshot.lexical, query, depth, corpus, allowed, weighted)}
+    rows = np.asarray(sorted(set(dense) | lexical), dtype=np.int64)
+    if len(rows) == 0:
+        return []
+    bm25 = None if weighted is None else snapshot.lexical.score_rows(query, rows, corpus, weighted)
+    cosines = np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector
+    return [Candidate(r, float(c), None if bm25 is None else float(bm25[i]), dense[r][1] if r in dense else None,
+                      r in lexical, dense[r][0] if r in dense else None)
+            for i, (r, c) in enumerate(zip(rows.tolist(), cosines))]
+
+
+class Parts(Protocol):
+    """Where the parts answer: ``round`` sends ``method`` (``stats`` or ``candidates``) with ``args[p]`` to
+    each part ``p`` at once and gives each answer; a part that does not answer in time is left out."""
+
+    names: Sequence[str]
+
+    def round(self, method: str, args: dict[int, tuple]) -> dict[int, Any]: ...
+
+
+class LocalParts:
+    """Parts read in this process: each shard's snapshot, answering at once."""
+
+    def __init__(self, snapshots: Sequence[Snapshot], names: Sequence[str]):
+        self.snapshots, self.names = list(snapshots), list(names)
+
+    def round(self, method: str, args: dict[int, tuple]) -> dict[int, Any]:
+        call = {"stats": stats, "candidates": candidates}[method]
+        return {p: call(self.snapshots[p], *a) for p, a in args.items()}
+
+
+class Fanout:
+    """Searches of ``snapshot`` (the union of every part, read here for documents and stored vectors) answered
+    by the parts: what ``Index.search``/``similar`` give, with the parts that did not answer named."""
+
+    def __init__(self, snapshot: Snapshot, parts: Parts, settings: SearchSettings):
+        self.snapshot, self.parts, self.settings = snapshot, parts, settings
+        self.starts = np.cumsum([0] + [len(p) for p in snapshot.parts.values()])[:-1].tolist()
+
+    def search(self, query: str, k: int = 10, mode: str | None = None, filters: Sequence[str] = ()) -> Answer:
+        check_k(k)
+        mode = mode or self.settings.mode
+        if mode not in MODES:
+            raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        query = check_query(query)
+        for f in filters:
+            Filter.parse(f)
+        vector = self.snapshot.encoder.encode([query])[0]
+        every = range(len(self.parts.names))
+        corpus = None
+        if mode != "dense":
+            shares = self.parts.round("stats", {p: (query,) for p in every})
+            every = sorted(shares)
+            corpus = reduce(operator.add, shares.values()) if shares else None
+        wanted = k if mode != "hybrid" else max(k, self.settings.candidates)
+        kinds = self.snapshot.field_kinds if filters else None
+        offered = self.parts.round("candidates", {p: (vector, query, corpus, wanted, mode, list(filters), kinds)
+                                                  for p in every})
+        return self._answer(offered, k, mode, self.settings.bands())
+
+    def search_many(self, queries: Sequence[str], k: int = 10, mode: str | None = None,
+                    filters: Sequence[str] = ()) -> list[Answer]:
+        return [self.search(q, k, mode, filters) for q in queries]
+
+    def similar(self, doc_id: str, k: int = 10) -> Answer:
+        """Papers related to a paper of the cluster, itself excluded."""
+        check_k(k)
+        row = self.snapshot.documents.row_of.get(doc_id)
+        if row is None:
+            raise UnknownIdError(f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
+        vector = np.asarray(self.snapshot.embeddings[[row]], dtype=np.float32)[0]
+        part = int(np.searchsorted(self.starts, row, side="right")) - 1
+        return self._nearest(vector, k, (part, row - self.starts[part]))
+
+    def similar_to_text(self, text: str, k: int = 10) -> Answer:
+        check_k(k)
+        return self._nearest(self.snapshot.encoder.encode([check_query(text)])[0], k, None)
+
+    def _nearest(self, vector: np.ndarray, k: int, skip: tuple[int, int] | None) -> Answer:
+        offered = self.parts.round("candidates", {p: (vector, "", None, k + 1, "dense")
+                                                  for p in range(len(self.parts.names))})
+        offered = {p: [c for c in found if (p, c.row) != skip] for p, found in offered.items()}
+        return self._answer(offered, k, "dense", self.settings.bands(abstracts=True))
+
+    def _answer(self, offered: dict[int, list[Candidate]], k: int, mode: str, bands: tuple[float, float]) -> Answer:
+        placed = merge([offered.get(p, []) for p in range(len(self.parts.names))], k, mode, self.settings)
+        docs = self.snapshot.documents.get([self.starts[p] + r.row for p, r in placed])
+        hits = tuple(Hit(rank, d.id, r.score, d.title, d.text, d.metadata, r.cosine, r.bm25, band(r.cosine, bands))
+                     for rank, ((_, r), d) in enumerate(zip(placed, docs), start=1))
+        missing = tuple(n for p, n in enumerate(self.parts.names) if p not in offered)
+        return Answer(hits, self.snapshot.number, missing)
+
+
+def merge(offered: Sequence[Sequence[Candidate]], k: int, mode: str,
+          settings: SearchSettings) -> list[tuple[int, Ranked]]:
+    """One ranking of ``k`` ``(part, ranked row)`` from every part's candidates (``offered[p]`` is part
+    ``p``'s): the global dense and lexical top ``depth``, fused over their union with each signal divided by
+    its best over all parts, exactly as ``retrieval.search.fuse`` does for one index."""
+    pool = [(p, c) for p, found in enumerate(offered) for c in found]
+    key = {(p, c.row): i for i, (p, c) in enumerate(pool)}
+    if mode == "dense":
+        return [(p, Ranked(c.row, c.dense, c.cosine, None)) for p, c in nearest(pool, k)]
+    lexical = sorted((x for x in pool if x[1].lexical), key=lambda x: (-x[1].bm25, x[0], x[1].row))
+    if mode == "lexical":
+        return [(p, Ranked(c.row, c.bm25, c.cosine, c.bm25)) for p, c in lexical[:k]]
+    wanted = max(k, settings.candidates)
+    dense = nearest(pool, wanted)
+    order = sorted({(p, c.row) for p, c in dense} | {(p, c.row) for p, c in lexical[:wanted]}, key=key.__getitem__)
+    position = {place: i for i, place in enumerate(order)}
+    cosine = np.asarray([pool[key[x]][1].cosine for x in order])
+    bm25 = np.asarray([pool[key[x]][1].bm25 for x in order])
+    fused = fuse([(position[(p, c.row)], c.dense) for p, c in dense],
+                 [(position[(p, c.row)], c.bm25) for p, c in lexical[:wanted]],
+                 lambda rows: cosine[rows], lambda rows: bm25[rows], k, settings)
+    return [(order[r.row][0], Ranked(order[r.row][1], r.score, r.cosine, r.bm25)) for r in fused]
+
+
+def nearest(pool: Sequence[tuple[int, Candidate]], k: int) -> list[tuple[int, Candidate]]:
+    """The dense top ``k`` of every part's shortlist, as ``vectors.best`` takes it over one index's segments."""
+    shortlisted = {(p, c.row): (p, c) for p, c in pool if c.dense is not None}
+    return [shortlisted[key] for key, _, _ in best([Shortlisted(key, c.approximate, c.dense) for key, (_, c) in
+                                                   shortlisted.items()], k)]
