@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import save, table  # noqa: E402
 
 from embedsearch.corpus import Document  # noqa: E402
-from embedsearch.store import filters as flt
+from embedsearch.retrieval import filters as flt
 
 ROWS = 1_000_000
 

@@ -25,6 +25,7 @@ from common import SHARED, save, table  # noqa: E402
 from embedsearch import Index  # noqa: E402
 from embedsearch.embedding.embed import Embedder, EmbedSettings
 from embedsearch.evaluate import load_beir, score_run  # noqa: E402
+from embedsearch.retrieval.bm25 import of as bm25_of
 
 SCIFACT = SHARED / "eval" / "scifact"
 DEPTH = 100
@@ -53,12 +54,12 @@ class Split:
         embeddings = np.asarray(index.embeddings, dtype=np.float32)
         self.dense = vectors @ embeddings.T
         self.title = vectors @ titles.T
-        self.bm25 = np.stack([index.snapshot.lexical.scores(t) for t in texts]).astype(np.float32)
+        self.bm25 = np.stack([bm25_of(index.snapshot).scores(t) for t in texts]).astype(np.float32)
         self.pool = np.zeros(self.dense.shape, dtype=bool)
         for signal in (self.dense, self.bm25):
             np.put_along_axis(self.pool, np.argpartition(-signal, DEPTH, axis=1)[:, :DEPTH], True, axis=1)
         self.ids = index.documents.ids
-        lexical = index.snapshot.lexical
+        lexical = bm25_of(index.snapshot)
         vocab = lexical.parts[0][0].vocab  # one segment: the benchmark builds the index whole
         self.terms = [{vocab[t] for t in lexical.tokenizer(text) if t in vocab}
                       for text in texts]
@@ -148,7 +149,7 @@ def learned(s: Split, model, table_: tuple) -> np.ndarray:
 
 def bm25_matrix(index: Index) -> sparse.csc_matrix:
     """Every (document, term) BM25 weight of a one-segment index, as ``SegmentedBM25.scores`` adds them up."""
-    lexical = index.snapshot.lexical
+    lexical = bm25_of(index.snapshot)
     postings, settings = lexical.parts[0][0], lexical.settings
     indptr, rows, tf = (np.asarray(a) for a in (postings.indptr, postings.rows, postings.tf))
     df = np.diff(indptr)

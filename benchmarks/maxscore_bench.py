@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from embedsearch.retrieval.bm25 import of as bm25_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SHARED, save, stamp, table  # noqa: E402
@@ -45,7 +46,7 @@ def main() -> None:
     parser.add_argument("--search-only", action="store_true", help="only Index.search (any commit's library)")
     args = parser.parse_args()
     index = Index.load(args.index)
-    bm25 = index.snapshot.lexical
+    bm25 = bm25_of(index.snapshot)
     queries = list(load_beir(SHARED / "eval" / "scifact").queries.values())[:args.queries]
     postings = [sum(len(p.term(t)[0]) for p, _ in bm25.parts for t in bm25.tokenizer(q)) for q in queries]
     rows, result = [], {"documents": len(index), "segments": len(index.snapshot.segments),
@@ -54,7 +55,7 @@ def main() -> None:
         index.search(q, 10, mode="hybrid")
     for k in () if args.search_only else (10, 100):
         from embedsearch.retrieval.search import top_lexical
-        from embedsearch.store.maxscore import top
+        from embedsearch.retrieval.maxscore import top
 
         equal = sum(top(bm25, q, k) == top_lexical(bm25.scores(q), k) for q in queries)
         full = p50_ms(lambda q: top_lexical(bm25.scores(q), k), queries, args.rounds)

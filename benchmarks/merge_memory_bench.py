@@ -59,6 +59,7 @@ from common import clustered_vectors, peak_rss_mb
 from segments_bench import QUERIES
 t = time.perf_counter()
 from embedsearch import Index
+from embedsearch.retrieval.dense import dense
 index = Index.load(sys.argv[2])
 index.search(QUERIES[0], 10)
 first = time.perf_counter() - t
@@ -67,7 +68,7 @@ for q in QUERIES * 6:
     t = time.perf_counter(); index.search(q, 10); samples.append(time.perf_counter() - t)
 snapshot = index.snapshot
 queries = clustered_vectors(250_000 + 40, seed=11)[-40:]  # held out, from the first batch's topic centres
-found = snapshot.dense(queries, 10)
+found = dense(snapshot, queries, 10)
 best = [[] for _ in queries]
 start = 0
 for segment, live in zip(snapshot.segments, snapshot.live):

@@ -23,7 +23,8 @@ from embedsearch import EmbedSettings, Index  # noqa: E402
 from embedsearch.evaluate import load_beir, rank_queries, score_run  # noqa: E402
 from embedsearch.retrieval.search import SearchSettings, fuse, top_lexical
 from embedsearch.store import lexical as lex
-from embedsearch.store.bm25 import SegmentedBM25
+from embedsearch.retrieval.bm25 import SegmentedBM25
+from embedsearch.retrieval.dense import dense
 
 SCIFACT = SHARED / "eval" / "scifact"
 DEPTH = 100
@@ -37,7 +38,7 @@ class Runs:
         self.qids = list(queries)
         self.texts = [queries[q] for q in self.qids]
         self.vectors = index.snapshot.encoder.encode(self.texts)
-        self.dense = index.snapshot.dense(self.vectors, DEPTH)
+        self.dense = dense(index.snapshot, self.vectors, DEPTH)
         self.ids = index.documents.ids
 
     def run(self, ranked_rows: list[list[int]]) -> dict[str, list[str]]:

@@ -44,7 +44,8 @@ def build_and_query(corpus: Path, queries: Path, folder: Path) -> dict:
 
     from embedsearch.engine.jobs import local_map
     from embedsearch.store import vectors as vec
-    from embedsearch.store.vectors import dense_rows, ivf
+    from embedsearch.retrieval.dense import dense_rows
+    from embedsearch.store.vectors import ivf
 
     x = np.load(corpus, mmap_mode="r")
     settings = vec.VectorSettings(index_type="ivfpq")
@@ -73,7 +74,7 @@ def build_and_query(corpus: Path, queries: Path, folder: Path) -> dict:
     latencies, found = [], []
     for i in range(len(q)):
         begin = time.perf_counter()
-        hits = dense_rows(index, x, q[i:i + 1], 10)[0]
+        hits = dense_rows(index, "ivfpq", x, q[i:i + 1], 10)[0]
         latencies.append(time.perf_counter() - begin)
         found.append([r for r, _ in hits])
     recall = float(np.mean([len(set(t) & set(f)) / 10 for t, f in zip(truth.tolist(), found)]))

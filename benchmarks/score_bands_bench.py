@@ -21,6 +21,7 @@ from common import SHARED, save, table  # noqa: E402
 from embedsearch import Index  # noqa: E402
 from embedsearch.evaluate import load_beir  # noqa: E402
 from embedsearch.retrieval.search import SearchSettings  # noqa: E402
+from embedsearch.retrieval.dense import dense
 
 # Queries a reader of the bundled NeurIPS 2026 corpus would type, each with at least one paper about it.
 ON_TOPIC = ["discrete diffusion language models", "vision-language-action models for robot manipulation",
@@ -44,7 +45,7 @@ OFF_TOPIC = ["zzzqqq xyzzy", "chocolate cake recipe", "best hiking trails in Sco
 
 def top1(index: Index, queries: list[str]) -> np.ndarray:
     vectors = index.snapshot.encoder.encode(queries)
-    return np.asarray([ranked[0][1] for ranked in index.snapshot.dense(vectors, 1)])
+    return np.asarray([ranked[0][1] for ranked in dense(index.snapshot, vectors, 1)])
 
 
 def quantiles(values: np.ndarray) -> list[str]:
@@ -60,14 +61,14 @@ def main() -> None:
         vectors = index.snapshot.encoder.encode([scifact.queries[q] for q in qids])
         row_of = index.documents.row_of
         relevant, retrieved_other, best_relevant, best_other = [], [], [], []
-        for qid, vector, ranked in zip(qids, vectors, index.snapshot.dense(vectors, 10)):
+        for qid, vector, ranked in zip(qids, vectors, dense(index.snapshot, vectors, 10)):
             judged = scifact.qrels[qid]
             relevant += [float(index.embeddings[row_of[d]] @ vector) for d in judged]
             ids = index.documents.ids
             retrieved_other += [s for r, s in ranked if ids[r] not in judged]
             (best_relevant if ids[ranked[0][0]] in judged else best_other).append(ranked[0][1])
         biomedical = np.asarray(index.embeddings[:1000], dtype=np.float32)
-        off_field = np.asarray([ranked[0][1] for ranked in bundled.snapshot.dense(biomedical, 1)])
+        off_field = np.asarray([ranked[0][1] for ranked in dense(bundled.snapshot, biomedical, 1)])
     groups = {
         "bundled: best hit, on-topic queries (20)": top1(bundled, ON_TOPIC),
         "bundled: best hit, off-topic queries (20)": top1(bundled, OFF_TOPIC),
@@ -104,11 +105,11 @@ def paper_neighbours(bundled: Index) -> dict[str, np.ndarray]:
         index = Index.build(read_sources([arxiv]).documents, Path(tmp) / "arxiv", progress=True)
         ids, vectors = index.documents.ids, np.asarray(index.embeddings, dtype=np.float32)
         same, other = [], []
-        for row, ranked in enumerate(index.snapshot.dense(vectors, 5, exclude=list(range(len(ids))))):
+        for row, ranked in enumerate(dense(index.snapshot, vectors, 5, exclude=list(range(len(ids))))):
             for r, cosine in ranked:
                 (same if label[ids[r]] == label[ids[row]] else other).append(cosine)
     vectors = np.asarray(bundled.embeddings, dtype=np.float32)
-    nearest = bundled.snapshot.dense(vectors, 5, exclude=list(range(len(bundled))))
+    nearest = dense(bundled.snapshot, vectors, 5, exclude=list(range(len(bundled))))
     return {"arXiv-2000: 5 nearest, same archive": np.asarray(same),
             "arXiv-2000: 5 nearest, another archive": np.asarray(other),
             "bundled: 5 nearest of each abstract": np.asarray([c for ranked in nearest for _, c in ranked])}

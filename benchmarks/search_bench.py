@@ -86,7 +86,7 @@ def warm_section(index) -> list:
 
 def ann_section(n: int = 100_000, queries: int = 1000) -> list:
     from embedsearch.store import vectors as vec
-    from embedsearch.store.vectors import dense_rows
+    from embedsearch.retrieval.dense import dense_rows
 
     data = clustered_vectors(n, seed=1)
     probes = clustered_vectors(queries, seed=2)  # same generator, different points: held-out queries
@@ -101,7 +101,7 @@ def ann_section(n: int = 100_000, queries: int = 1000) -> list:
         got, samples = [], []
         for q in probes:
             start = time.perf_counter()
-            got.append([r for r, _ in dense_rows(index, data, q[None, :], 10)[0]])
+            got.append([r for r, _ in dense_rows(index, kind, data, q[None, :], 10)[0]])
             samples.append(time.perf_counter() - start)
         if truth is None:
             truth = got

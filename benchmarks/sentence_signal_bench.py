@@ -24,7 +24,9 @@ from embedsearch.embedding.embed import Embedder, EmbedSettings
 from embedsearch.evaluate import load_beir, score_run  # noqa: E402
 from embedsearch.retrieval.search import fuse, top_lexical
 from embedsearch.store import lexical as lex
-from embedsearch.store.bm25 import SegmentedBM25
+from embedsearch.retrieval.bm25 import SegmentedBM25
+from embedsearch.retrieval.dense import dense
+from embedsearch.retrieval.bm25 import of as bm25_of
 
 SCIFACT = SHARED / "eval" / "scifact"
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
@@ -53,8 +55,8 @@ def main() -> None:
         texts = [queries[q] for q in qids]
         encoded = index.snapshot.encoder.encode(texts)
         out = []
-        for qv, dense, text in zip(encoded, index.snapshot.dense(encoded, 100), texts):
-            bm = index.snapshot.lexical.scores(text)
+        for qv, dense, text in zip(encoded, dense(index.snapshot, encoded, 100), texts):
+            bm = bm25_of(index.snapshot).scores(text)
             fused = fuse(dense, top_lexical(bm, 100), lambda rows: np.asarray(index.embeddings[rows]) @ qv,
                          lambda rows: bm[rows], 100, index.search_settings)
             rows = np.array([r.row for r in fused])

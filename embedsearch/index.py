@@ -20,7 +20,7 @@ from .engine.distributed import job_map
 from .errors import InputError, UnknownIdError
 from .manifest_check import load_manifest
 from .retrieval.search import Answer, SearchSettings, check_k, check_query, nearest, search_many
-from .store import filters as flt
+from .retrieval import filters as flt
 from .store import lexical as lex
 from .store import vectors as vec
 from .store import writer

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from embedsearch.retrieval.dense import dense
 
 DIM = 384
 WORDS = [f"w{t}x{i}" for t in range(12) for i in range(25)]
@@ -71,7 +72,7 @@ def read(path: str, stop: str) -> None:
     checked, generations = 0, set()
     try:
         while not Path(stop).exists():
-            rows = index.snapshot.dense(query, 10)[0]
+            rows = dense(index.snapshot, query, 10)[0]
             docs = index.documents.get([r for r, _ in rows])
             for (row, score), doc in zip(rows, docs):
                 assert doc.text.startswith(doc.id + " "), (doc.id, doc.text[:30])
@@ -80,7 +81,7 @@ def read(path: str, stop: str) -> None:
             lexical = index.search("w3x1 w3x2", 10, mode="lexical")
             assert all(h.text.startswith(h.id + " ") for h in lexical)
             again = Index.load(path, generation=index.generation)
-            assert again.snapshot.dense(query, 10)[0] == rows
+            assert dense(again.snapshot, query, 10)[0] == rows
             assert [(h.id, h.score) for h in again.search("w3x1 w3x2", 10, mode="lexical")] == \
                 [(h.id, h.score) for h in lexical]
             if index.generation not in generations:

@@ -77,14 +77,16 @@ def test_recut_changes_verdicts_without_recomputing(planted, monkeypatch):
     index, ids, _ = planted
     report = index.duplicates()
     from embedsearch.dedup.evidence import Shingled
+    from embedsearch.retrieval import dense
     from embedsearch.store.docstore import DocumentStore
-    from embedsearch.store.snapshot import LiveDocuments, Snapshot
+    from embedsearch.store.snapshot import LiveDocuments
 
     def recomputed(*a, **k):
         pytest.fail("recut must not search, read texts or compute evidence again")
 
-    # patched on the classes, so no import of them elsewhere escapes: searching, reading texts, shingling
-    for owner, name in ((Snapshot, "dense"), (LiveDocuments, "get"), (DocumentStore, "get"), (Shingled, "of")):
+    # patched where every caller reaches them, so no import elsewhere escapes: searching (each segment's
+    # shortlist), reading texts, shingling
+    for owner, name in ((dense, "shortlist"), (LiveDocuments, "get"), (DocumentStore, "get"), (Shingled, "of")):
         monkeypatch.setattr(owner, name, recomputed)
     strict = report.recut(min_overlap=1.0, near_identical=1.0, threshold=1.0)
     assert {frozenset((p.a, p.b)) for p in strict.pairs} == {frozenset((ids["a"], "dup-exact"))}
@@ -186,7 +188,7 @@ def test_planted_duplicates_split_across_ivf_lists_are_found(bundled_index, tmp_
     vectors = index.snapshot.segments[0].vectors
     lists = ivf.list_of(vectors, np.asarray(index.embeddings))
     assert sum(lists[c] != lists[2000 + i] for i, c in enumerate(copies)) >= 20
-    assert len(vec.partitions(vectors, len(index), 300)) >= 6
+    assert len(index.snapshot.partitions(300)) >= 6
     pairs = {frozenset((p.a, p.b)) for p in index.duplicates(rows_per_job=300).pairs}
     assert pairs == {frozenset((f"p{c}", f"twin{c}")) for c in copies}
 

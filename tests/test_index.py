@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from embedsearch import Document, Hit, Index, InputError, ModelMismatchError
+from embedsearch.retrieval.dense import dense
 
 VLA = "vision-language-action models for robot manipulation"
 
@@ -157,7 +158,7 @@ def test_hnsw_index_finds_the_true_neighbours_of_20000_vectors(bundled_index, tm
     queries = x[:200] + 0.05 * np.random.default_rng(1).normal(size=(200, 384)).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     truth = np.argsort(-(queries @ x.T), axis=1)[:, :10]
-    found = [[r for r, _ in hits] for hits in hnsw.snapshot.dense(queries, 10)]
+    found = [[r for r, _ in hits] for hits in dense(hnsw.snapshot, queries, 10)]
     recall = np.mean([len(set(t) & set(f)) / 10 for t, f in zip(truth, found)])
     assert 0.9 <= recall  # approximate search that still finds nine in ten true neighbours
 

@@ -2,7 +2,7 @@ import numpy as np
 
 from embedsearch.corpus import Document
 from embedsearch.store import lexical as lex
-from embedsearch.store.bm25 import SegmentedBM25
+from embedsearch.retrieval.bm25 import SegmentedBM25
 
 DOCS = [Document("a", "Spiking neural networks use time-to-first-spike (TTFS) coding.", "Spiking nets"),
         Document("b", "Discrete diffusion language models built on CTMCs."),

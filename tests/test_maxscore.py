@@ -9,9 +9,9 @@ import pytest
 
 from embedsearch.corpus import Document
 from embedsearch.store import lexical as lex
-from embedsearch.store.bm25 import CorpusStats, SegmentedBM25
-from embedsearch.store import maxscore
-from embedsearch.store.maxscore import top
+from embedsearch.retrieval.bm25 import CorpusStats, SegmentedBM25
+from embedsearch.retrieval import maxscore
+from embedsearch.retrieval.maxscore import top
 
 WORDS = [f"w{i}x" for i in range(400)]
 

@@ -14,11 +14,12 @@ from segment_worker import make_docs
 from embedsearch import Index
 from embedsearch.corpus import Document
 from embedsearch.store import lexical as lex
-from embedsearch.store.bm25 import SegmentedBM25
+from embedsearch.retrieval.bm25 import SegmentedBM25
 from embedsearch.store.compact import MergePolicy
 from embedsearch.store.merging import copy_live_rows, merge_postings
 from embedsearch.store.settings import StoreSettings
 from embedsearch.store.vectors import VectorSettings
+from embedsearch.retrieval.dense import dense
 
 SETTINGS = lex.LexicalSettings()
 
@@ -135,7 +136,7 @@ def test_a_merge_keeps_an_index_grown_to_ivf_on_ivf(tmp_path, model_entry):
     fresh = Index.from_embeddings(docs[10:], vectors[10:], tmp_path / "fresh", model_entry, vectors=small)
     assert fresh.snapshot.segments[0].index_type == "hnsw"  # what the size alone chooses
     query = vectors[500:501]
-    assert [r for r, _ in index.snapshot.dense(query, 5)[0]][:1] == [490]
+    assert [r for r, _ in dense(index.snapshot, query, 5)[0]][:1] == [490]
 
 
 def test_compact_stops_at_max_segment_rows_and_commits_each_merge(tmp_path, model_entry):
@@ -167,4 +168,4 @@ def test_each_run_of_a_compaction_reads_what_the_previous_one_left(tmp_path, mod
     index.remove(["p1", "p700"])
     index.compact()
     assert [(s.index_type, s.rows) for s in index.snapshot.segments] == [("ivfpq", 499), ("ivfpq", 499)]
-    assert index.check(deep=True) == [] and index.snapshot.dense(vectors[600:601], 1)[0][0][0] == 599
+    assert index.check(deep=True) == [] and dense(index.snapshot, vectors[600:601], 1)[0][0][0] == 599

@@ -22,6 +22,9 @@ from segment_worker import make_docs, vector_of
 from embedsearch import Index, InputError
 from embedsearch.store.compact import MergePolicy
 from embedsearch.store.writer import StoreSettings
+from embedsearch.retrieval.dense import dense
+from embedsearch.retrieval.bm25 import of as bm25_of
+from embedsearch.retrieval.filters import Filter, allowed
 
 WORKER = str(Path(__file__).with_name("segment_worker.py"))
 NO_MERGES = StoreSettings(merge=MergePolicy(segments_per_tier=1_000, max_deleted_share=1.0))
@@ -92,12 +95,12 @@ def test_an_add_with_vectors_of_the_wrong_shape_or_a_repeated_id_writes_nothing(
 def test_deleted_documents_never_appear_and_k_results_still_come(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 60)
     query = vector_of("p0")[None, :]
-    nearest = [index.documents.ids[r] for r, _ in index.snapshot.dense(query, 10)[0]]
+    nearest = [index.documents.ids[r] for r, _ in dense(index.snapshot, query, 10)[0]]
     index.remove(nearest[:5])
-    rows = index.snapshot.dense(query, 10)[0]
+    rows = dense(index.snapshot, query, 10)[0]
     assert len(rows) == 10 and not set(index.documents.ids[r] for r, _ in rows) & set(nearest[:5])
     assert [index.documents.ids[r] for r, _ in rows][:5] == nearest[5:10]
-    everything = {index.documents.ids[r] for r, _ in index.snapshot.dense(query, 60)[0]}
+    everything = {index.documents.ids[r] for r, _ in dense(index.snapshot, query, 60)[0]}
     assert len(everything) == 55 and not everything & set(nearest[:5])
     assert nearest[0] not in {h.id for h in index.search(nearest[0], 60, mode="lexical")}
     assert not {h.id for h in index.search("w0x1", 60, mode="lexical", filters=["year>=2000"])} & set(nearest[:5])
@@ -141,22 +144,22 @@ def test_adds_and_removes_equal_a_fresh_build(tmp_path, model_entry, storage):
     reference = bm25s.BM25(k1=1.2, b=0.6, method="lucene")
     reference.index([lex.doc_tokens(d, tokenizer, lex.LexicalSettings()) for d in kept], show_progress=False)
     for query in ["w3x1 w3x7", "w0x2 w11x24 w5x5 w5x5", "p17 w2x3", "nothing"]:
-        scores = index.snapshot.lexical.scores(query)
-        np.testing.assert_allclose(scores, fresh.snapshot.lexical.scores(query), rtol=1e-6, atol=1e-7)
+        scores = bm25_of(index.snapshot).scores(query)
+        np.testing.assert_allclose(scores, bm25_of(fresh.snapshot).scores(query), rtol=1e-6, atol=1e-7)
         if tokenizer(query):
             np.testing.assert_allclose(scores, reference.get_scores(tokenizer(query)), rtol=1e-5, atol=1e-6)
     for seed in ("p5", "p81", "p999"):
         query = vector_of(seed)[None, :]
-        assert same_rows(index.snapshot.dense(query, 15), fresh.snapshot.dense(query, 15))
+        assert same_rows(dense(index.snapshot, query, 15), dense(fresh.snapshot, query, 15))
         assert same_hits(index.search("w3x1", 15, mode="lexical"), fresh.search("w3x1", 15, mode="lexical"))
         assert same_hits(index.search("w4x4", 10, filters=["year>=2003"], mode="lexical"),
                          fresh.search("w4x4", 10, filters=["year>=2003"], mode="lexical"))
-        allowed = index.snapshot.allowed_rows([__import__("embedsearch.store.filters").store.filters.Filter.parse("year<=2002")])
-        assert same_rows(index.snapshot.dense(query, 5, allowed=allowed), fresh.snapshot.dense(query, 5, allowed=allowed))
+        kept = allowed(index.snapshot, [Filter.parse("year<=2002")])
+        assert same_rows(dense(index.snapshot, query, 5, allowed=kept), dense(fresh.snapshot, query, 5, allowed=kept))
     index.compact()
     assert len(index.snapshot.segments) == 1 and index.info()["deleted"] == 0
-    assert same_rows(index.snapshot.dense(vector_of("p5")[None, :], 15), fresh.snapshot.dense(vector_of("p5")[None, :], 15))
-    np.testing.assert_allclose(index.snapshot.lexical.scores("w3x1 w3x7"), fresh.snapshot.lexical.scores("w3x1 w3x7"), rtol=1e-6)
+    assert same_rows(dense(index.snapshot, vector_of("p5")[None, :], 15), dense(fresh.snapshot, vector_of("p5")[None, :], 15))
+    np.testing.assert_allclose(bm25_of(index.snapshot).scores("w3x1 w3x7"), bm25_of(fresh.snapshot).scores("w3x1 w3x7"), rtol=1e-6)
 
 
 def test_hybrid_search_and_topics_on_segments_equal_one_segment(bundled_index, bundled_docs, tmp_path):
@@ -548,7 +551,7 @@ def test_an_upgrade_over_a_damaged_file_is_undone_and_says_which(tmp_path, model
 
 def test_format_1_indexes_are_upgraded_in_place_without_re_embedding(tmp_path, model_entry):
     index = new_index(tmp_path / "idx", model_entry, 30)
-    expected = index.search("w2x2 w2x5", 5, mode="lexical"), index.snapshot.dense(vector_of("p2")[None, :], 5)
+    expected = index.search("w2x2 w2x5", 5, mode="lexical"), dense(index.snapshot, vector_of("p2")[None, :], 5)
     old = format_1(index, tmp_path / "old")
     segment = index.snapshot.segments[0].folder
     refused = run_cli("search", "w2x2", "--index", str(old))
@@ -557,7 +560,7 @@ def test_format_1_indexes_are_upgraded_in_place_without_re_embedding(tmp_path, m
     run_cli("upgrade", "--index", str(old), check=True)
     upgraded = Index.load(old)
     assert same_hits(upgraded.search("w2x2 w2x5", 5, mode="lexical"), expected[0])
-    assert same_rows(upgraded.snapshot.dense(vector_of("p2")[None, :], 5), expected[1])
+    assert same_rows(dense(upgraded.snapshot, vector_of("p2")[None, :], 5), expected[1])
     assert upgraded.snapshot.segments[0].embeddings.tobytes() == np.load(segment / "embeddings.npy").tobytes()
     assert (upgraded.snapshot.segments[0].folder / "embeddings.npy").read_bytes() == embeddings
     assert not (old / "documents.jsonl").exists() and upgraded.check(deep=True) == []

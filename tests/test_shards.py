@@ -12,6 +12,7 @@ import pytest
 from embedsearch import Document, Index, InputError
 from embedsearch.errors import UnknownIdError
 from embedsearch.store.cuts import owner
+from embedsearch.retrieval.dense import dense
 
 
 @pytest.fixture()
@@ -287,7 +288,7 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
         offered = [candidates(s.snapshot, query, "", None, 10, "dense") for s in cluster.shards]
         got = [(cluster.shards[p].documents.ids[r.row], r.cosine)
                for p, r in merge(offered, 10, "dense", index.search_settings)]
-        want = [(index.documents.ids[r], c) for r, c in index.snapshot.dense(query[None], 10)[0]]
+        want = [(index.documents.ids[r], c) for r, c in dense(index.snapshot, query[None], 10)[0]]
         assert [i for i, _ in got] == [i for i, _ in want]
         assert [c for _, c in got] == pytest.approx([c for _, c in want], abs=1e-6)
     for doc in docs[:300:10]:

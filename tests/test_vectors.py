@@ -4,7 +4,7 @@ from conftest import clustered as shared_clustered
 
 from embedsearch.errors import IndexStoreError, InputError
 from embedsearch.store import vectors as vec
-from embedsearch.store.vectors import dense_rows
+from embedsearch.retrieval.dense import dense_rows
 
 
 def clustered(n, seed=0):
@@ -28,7 +28,7 @@ def test_each_index_type_finds_the_true_nearest_neighbours(kind):
     index = vec.build(x, vec.VectorSettings(index_type=kind, ivf_lists=16, nprobe=16))
     assert vec.kind_of(index) == kind
     truth = np.argsort(-(x[:50] @ x.T), axis=1)[:, :10]
-    rows = [[r for r, _ in hits] for hits in dense_rows(index, x, x[:50], 10)]
+    rows = [[r for r, _ in hits] for hits in dense_rows(index, kind, x, x[:50], 10)]
     recall = np.mean([len(set(t) & set(r)) / 10 for t, r in zip(truth, rows)])
     assert recall >= 0.9
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..engine.jobs import JobRunner, local_map
+from ..retrieval.dense import dense
 from ..store.snapshot import DocumentRows, Rows, Snapshot
 from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash
 from .partitions import neighbour_edges
@@ -21,7 +22,7 @@ def _neighbours(reference: Snapshot, queries: np.ndarray, k: int, floor: float) 
     for start in range(0, len(queries), _CHUNK):
         block = np.asarray(queries[start:start + _CHUNK], dtype=np.float32)
         rows = list(range(start, start + len(block)))
-        ranked = reference.dense(block, k)
+        ranked = dense(reference, block, k)
         for q, hits in zip(rows, ranked):
             for row, cosine in hits:
                 if cosine >= floor:

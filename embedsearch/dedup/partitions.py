@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..retrieval.dense import dense
 from ..store import cuts
 
 Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -28,7 +29,7 @@ def neighbour_edges(source, rows: np.ndarray, k: int, floor: float) -> Edges:
     for start in range(0, len(rows), 2048):
         block = rows[start:start + 2048]
         queries = np.asarray(index.embeddings[block], dtype=np.float32)
-        for row, hits in zip(block.tolist(), index.dense(queries, k, exclude=block.tolist())):
+        for row, hits in zip(block.tolist(), dense(index, queries, k, exclude=block.tolist())):
             for other, cosine in hits:
                 if cosine >= floor:
                     left.append(row)

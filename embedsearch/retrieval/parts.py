@@ -16,11 +16,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import InputError, UnknownIdError
-from ..store.bm25 import CorpusStats
-from ..store.filters import Filter
-from ..store.maxscore import top
+from .bm25 import CorpusStats, of
+from .dense import Shortlisted, best, shortlists
+from .filters import Filter, allowed as allowed_rows
+from .maxscore import top
 from ..store.snapshot import Snapshot
-from ..store.vectors import Shortlisted, best
 from .search import MODES, Answer, Hit, Ranked, SearchSettings, band, check_k, check_query, fuse
 
 
@@ -40,7 +40,7 @@ class Candidate:
 
 def stats(snapshot: Snapshot, query: str) -> CorpusStats:
     """A part's share of the BM25 statistics of ``query`` (summed over parts: the whole corpus's)."""
-    return snapshot.lexical.stats(query)
+    return of(snapshot).stats(query)
 
 
 def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: CorpusStats | None, depth: int,
@@ -49,17 +49,18 @@ def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: Corpu
     shortlist for ``depth`` (``vectors.best`` of every part's is one index's dense top ``depth``) and,
     scored with ``corpus`` (every part's statistics), the lexical top ``depth``. Filters are read with
     ``kinds``, the whole field contract (a field only another part holds is empty here)."""
-    allowed = snapshot.allowed_rows([Filter.parse(f) for f in filters], kinds)
+    allowed = allowed_rows(snapshot, [Filter.parse(f) for f in filters], kinds)
+    lexical_index = of(snapshot)
     vector = np.asarray(vector, dtype=np.float32).reshape(-1)
     dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in
-                                          snapshot.shortlist(vector[None, :], depth, allowed=allowed)[0]}
-    weighted = None if mode == "dense" else snapshot.lexical.weights(query, corpus)
+                                          shortlists(snapshot, vector[None, :], depth, allowed=allowed)[0]}
+    weighted = None if mode == "dense" else lexical_index.weights(query, corpus)
     lexical = set() if weighted is None else \
-        {r for r, _ in top(snapshot.lexical, query, depth, corpus, allowed, weighted)}
+        {r for r, _ in top(lexical_index, query, depth, corpus, allowed, weighted)}
     rows = np.asarray(sorted(set(dense) | lexical), dtype=np.int64)
     if len(rows) == 0:
         return []
-    bm25 = None if weighted is None else snapshot.lexical.score_rows(query, rows, corpus, weighted)
+    bm25 = None if weighted is None else lexical_index.score_rows(query, rows, corpus, weighted)
     cosines = np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector
     return [Candidate(r, float(c), None if bm25 is None else float(bm25[i]), dense[r][1] if r in dense else None,
                       r in lexical, dense[r][0] if r in dense else None)

@@ -16,8 +16,9 @@ import numpy as np
 
 from ..corpus import Document
 from ..errors import InputError
-from ..store import maxscore
-from ..store.filters import Filter
+from . import bm25, maxscore
+from .dense import dense
+from .filters import Filter, allowed as allowed_rows
 from ..store.snapshot import Snapshot
 
 MAX_QUERY_CHARS = 20_000
@@ -217,14 +218,14 @@ def search_many(snapshot: Snapshot, queries: Sequence[str], k: int, settings: Se
     """``Index.search_many``: each query checked, ranked among the rows passing every metadata filter."""
     check_k(k)
     queries = [check_query(q) for q in queries]
-    allowed = snapshot.allowed_rows([f if isinstance(f, Filter) else Filter.parse(f) for f in filters])
+    allowed = allowed_rows(snapshot, [f if isinstance(f, Filter) else Filter.parse(f) for f in filters])
     return [hits(snapshot, ranked, settings.bands()) for ranked in rank(snapshot, queries, k, settings, allowed)]
 
 
 def nearest(snapshot: Snapshot, query: np.ndarray, k: int, settings: SearchSettings,
             exclude: int | None = None) -> list[Hit]:
     """The ``k`` rows nearest one query vector (``exclude``: a row left out, the paper asked about)."""
-    ranked = snapshot.dense(query, k, exclude=None if exclude is None else [exclude])[0]
+    ranked = dense(snapshot, query, k, exclude=None if exclude is None else [exclude])[0]
     return hits(snapshot, [Ranked(r, s, s, None) for r, s in ranked], settings.bands(abstracts=True))
 
 
@@ -248,18 +249,18 @@ def rank(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSet
     if settings.mode == "lexical":
         out = []
         for query, vector in zip(queries, vectors):
-            ranked = maxscore.top(snapshot.lexical, query, k, allowed=allowed)
+            ranked = maxscore.top(bm25.of(snapshot), query, k, allowed=allowed)
             cosines = np.asarray(snapshot.embeddings[[r for r, _ in ranked]], dtype=np.float32) @ vector
             out.append([Ranked(r, s, float(c), s) for (r, s), c in zip(ranked, cosines)])
         return out
     depth = k if settings.mode == "dense" else max(k, settings.candidates)
-    dense = snapshot.dense(vectors, depth, allowed=allowed)
+    found = dense(snapshot, vectors, depth, allowed=allowed)
     if settings.mode == "dense":
-        return [[Ranked(r, s, s, None) for r, s in ranked] for ranked in dense]
+        return [[Ranked(r, s, s, None) for r, s in ranked] for ranked in found]
     out = []
-    for query, vector, ranked in zip(queries, vectors, dense):
-        weighted = snapshot.lexical.weights(query)
-        out.append(fuse(ranked, maxscore.top(snapshot.lexical, query, depth, allowed=allowed, weighted=weighted),
+    for query, vector, ranked in zip(queries, vectors, found):
+        weighted = bm25.of(snapshot).weights(query)
+        out.append(fuse(ranked, maxscore.top(bm25.of(snapshot), query, depth, allowed=allowed, weighted=weighted),
                         lambda rows: np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector,
-                        lambda rows: snapshot.lexical.score_rows(query, rows, weighted=weighted), k, settings))
+                        lambda rows: bm25.of(snapshot).score_rows(query, rows, weighted=weighted), k, settings))
     return out

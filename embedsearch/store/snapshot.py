@@ -16,10 +16,8 @@ import numpy as np
 from ..corpus import Document
 from ..corpus.kinds import combine
 from ..embedding.query_encoder import query_encoder
-from . import filters as flt
 from . import generation as gen
 from . import vectors as vec
-from .bm25 import SegmentedBM25
 from .manifest import Manifest
 from .segment import Segment
 
@@ -165,52 +163,16 @@ class Snapshot:
     def row_of(self) -> dict[str, int]:
         return {doc_id: row for row, doc_id in enumerate(self.ids)}
 
-    @cached_property
-    def lexical(self) -> SegmentedBM25:
-        return SegmentedBM25([(s.postings, m) for s, m in zip(self.segments, self.live)], self.manifest.lexical)
-
-    def allowed_rows(self, filters: Sequence[flt.Filter], kinds: dict[str, str] | None = None) -> np.ndarray | None:
-        """Live rows passing every metadata filter (None without filters), read with ``kinds`` (this
-        generation's field contract unless a larger one is given: a cluster's)."""
-        return flt.allowed_rows([(s.folder, m) for s, m in zip(self.segments, self.live)], filters,
-                                self.field_kinds if kinds is None else kinds)
-
-    def dense(self, queries: np.ndarray, k: int, exclude: Sequence[int | None] | None = None,
-              allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
-        """Top-``k`` ``(row, cosine)`` per query over every segment, re-scored exactly, deleted rows never
-        returned; ``exclude`` drops one row per query, ``allowed`` keeps only rows where it is true."""
-        return [[(r, c) for r, _, c in vec.best(found, k)] for found in self.shortlist(queries, k, exclude, allowed)]
-
-    def shortlist(self, queries: np.ndarray, k: int, exclude: Sequence[int | None] | None = None,
-                  allowed: np.ndarray | None = None) -> list[list[vec.Shortlisted]]:
-        """Every segment's ``vectors.shortlist`` per query, keyed by live row: ``vectors.best`` of it is
-        ``dense``, and of shortlists from several shards, one index's answer over all of them."""
-        merged: list[list[vec.Shortlisted]] = [[] for _ in range(len(queries))]
-        for s, segment in enumerate(self.segments):
-            start, stop = int(self.offsets[s]), int(self.offsets[s + 1])
-            if stop == start:
-                continue
-            mask = self.live[s]
-            if allowed is not None:
-                mask = np.zeros(segment.rows, dtype=bool)
-                mask[self._physical[s] if self._physical[s] is not None else slice(None)] = allowed[start:stop]
-                if not mask.any():
-                    continue
-            local_exclude = None
-            if exclude is not None:
-                local_exclude = [None if x is None or not start <= x < stop else
-                                 int(next(self.locate(np.asarray([x])))[2][0]) for x in exclude]
-            found = vec.shortlist(segment.vectors, segment.scattered, queries, k, exclude=local_exclude, allowed=mask)
-            for q, hits in enumerate(found):
-                if hits:
-                    live = self.to_live(s, np.asarray([r for r, _, _ in hits])).tolist()
-                    merged[q].extend(hit._replace(key=row) for row, hit in zip(live, hits))
-        return merged
+    def physical(self, s: int, allowed: np.ndarray) -> np.ndarray:
+        """Segment ``s``'s physical rows where ``allowed`` (one flag per live row of the segment) is true."""
+        mask = np.zeros(self.segments[s].rows, dtype=bool)
+        mask[self._physical[s] if self._physical[s] is not None else slice(None)] = allowed
+        return mask
 
     def partitions(self, rows_per_job: int) -> list[np.ndarray]:
         """Rows per duplicate-search job: whole IVF lists for a single IVF segment, else row ranges."""
         if self.simple:
-            return vec.partitions(self.segments[0].vectors, len(self), rows_per_job)
+            return vec.backend(self.segments[0].index_type).partitions(self.segments[0].vectors, len(self), rows_per_job)
         n = len(self)
         return [np.arange(start, min(n, start + rows_per_job)) for start in range(0, n, rows_per_job)]
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..embedding.cache import default_cache_dir
 from ..errors import InputError
+from ..retrieval.dense import dense
 from ..store.snapshot import Snapshot
 
 MIN_DOCUMENTS = 8
@@ -144,7 +145,7 @@ def neighbour_graph(snapshot: Snapshot, neighbours: int) -> tuple[np.ndarray, np
     distances = np.zeros((len(snapshot), neighbours), dtype=np.float32)
     for start in range(0, len(snapshot), 4096):
         block = np.asarray(embeddings[start:start + 4096], dtype=np.float32)
-        for offset, ranked in enumerate(snapshot.dense(block, neighbours)):
+        for offset, ranked in enumerate(dense(snapshot, block, neighbours)):
             row = start + offset
             found = [row] + [r for r, _ in ranked if r != row][: neighbours - 1]
             found += [found[-1]] * (neighbours - len(found))

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..retrieval.dense import dense
 from ..store.snapshot import Snapshot
 from .results import Topic, TopicModel
 from .sample import VOTERS, vote
@@ -26,7 +27,7 @@ def extend(base: TopicModel, snapshot: Snapshot) -> TopicModel | None:
     """``base`` carried over to the documents of ``snapshot``; None when too much changed (refit)."""
     def neighbours(queries: np.ndarray, allowed: np.ndarray) -> list[np.ndarray]:
         return [np.asarray([r for r, _ in hits], dtype=np.int64)
-                for hits in snapshot.dense(queries, VOTERS, allowed=allowed)]
+                for hits in dense(snapshot, queries, VOTERS, allowed=allowed)]
 
     return carry(base, snapshot.documents.ids, lambda rows: np.asarray(snapshot.embeddings[rows], dtype=np.float32),
                  neighbours, snapshot.generation.corpus_version)

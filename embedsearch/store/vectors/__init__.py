@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
 from functools import lru_cache
 from pathlib import Path
 
@@ -122,73 +121,3 @@ def read(path: Path, kind: str | None = None):
     if kind is None:
         kind = "ivfpq" if (path.parent / ivf.IVFDATA).exists() else "flat"
     return BACKENDS[kind].read(path)
-
-
-def search(faiss_index, queries: np.ndarray, k: int,
-           allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` rows and scores per query, optionally only among rows where ``allowed`` is true;
-    missing slots have row -1."""
-    queries = np.ascontiguousarray(queries, dtype=np.float32)
-    if allowed is None:
-        return faiss_index.search(queries, max(1, min(k, faiss_index.ntotal)))
-    import faiss
-
-    ids = np.flatnonzero(allowed).astype(np.int64)
-    if len(ids) == 0:
-        return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
-    params = BACKENDS[kind_of(faiss_index)].parameters(faiss_index, faiss.IDSelectorBatch(ids), k)
-    return faiss_index.search(queries, max(1, min(k, len(ids))), params=params)
-
-
-class Shortlisted(NamedTuple):
-    """A row a dense search re-scores: its ``key`` (a row, or whatever the caller keys rows by), the
-    backend's ``approximate`` score (None where that score is exact) and its exact ``cosine``."""
-
-    key: Any
-    approximate: float | None
-    cosine: float
-
-
-def shortlist(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
-              exclude: Sequence[int | None] | None = None,
-              allowed: np.ndarray | None = None) -> list[list[Shortlisted]]:
-    """Per query, what a search for ``k`` re-scores: ``(row, approximate, cosine)`` for the ``fetch(k)`` best
-    by the backend's own score (``approximate`` None and only ``k`` where that score is exact), each with its
-    cosine from ``embeddings``; ``exclude`` drops one row per query before the cut."""
-    backend = BACKENDS[kind_of(faiss_index)]
-    keep = backend.fetch(k)
-    approx, rows = search(faiss_index, queries, backend.fetch(k + (1 if exclude is not None else 0)), allowed)
-    results = []
-    for q, found in enumerate(rows):
-        chosen = found >= 0
-        if exclude is not None and exclude[q] is not None:
-            chosen &= found != exclude[q]
-        found, scores = found[chosen][:keep], approx[q][chosen][:keep]
-        order = np.argsort(found, kind="stable")
-        cosines = np.empty(len(found), dtype=np.float32)
-        cosines[order] = np.asarray(embeddings[found[order]], dtype=np.float32) @ queries[q]
-        results.append([Shortlisted(int(r), None if backend.exact else float(a), float(c))
-                        for r, a, c in zip(found.tolist(), scores.tolist(), cosines.tolist())])
-    return results
-
-
-def best(candidates: Sequence[Shortlisted], k: int) -> list[Shortlisted]:
-    """The ``k`` best by cosine of shortlists gathered from segments or shards, after cutting the approximate
-    ones to the ``fetch(k)`` best by approximate score over them all: a shared quantizer gives every document
-    the same approximate score wherever it lies, so any split of the rows ranks as one index over them."""
-    approximate = sorted((c for c in candidates if c.approximate is not None), key=lambda c: (-c.approximate, c.key))
-    chosen = approximate[:IVFPQ.fetch(k)] + [c for c in candidates if c.approximate is None]
-    return sorted(chosen, key=lambda c: (-c.cosine, c.key))[:k]
-
-
-def dense_rows(faiss_index, embeddings: np.ndarray, queries: np.ndarray, k: int,
-               exclude: Sequence[int | None] | None = None,
-               allowed: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
-    """Top-``k`` ``(row, cosine)`` per query; candidates are re-scored exactly from ``embeddings``."""
-    return [[(r, c) for r, _, c in best(found, k)]
-            for found in shortlist(faiss_index, embeddings, queries, k, exclude, allowed)]
-
-
-def partitions(faiss_index, n: int, rows_per_job: int) -> list[np.ndarray]:
-    """Rows per parallel job over a FAISS index of ``n`` rows (whole inverted lists for IVF, else row ranges)."""
-    return BACKENDS[kind_of(faiss_index)].partitions(faiss_index, n, rows_per_job)

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..corpus.kinds import NUMBER, element, finite_number
 from ..errors import InputError
-from .metadata import FILE, column_kind, read_or_corrupt, row_count
+from ..store.metadata import FILE, column_kind, read_or_corrupt, row_count
+from ..store.snapshot import Snapshot
 
 _EXPR = re.compile(r"^\s*([^<>=!\s]+)\s*(>=|<=|!=|==|=|>|<)\s*(.*?)\s*$")
 _NUMERIC = (">=", "<=", ">", "<")
@@ -182,3 +183,10 @@ def _column_mask(condition: Filter, column) -> np.ndarray:
     outcomes = np.append(condition.mask(encoded.dictionary.to_pylist()), condition.mask([None]))
     return outcomes[pc.fill_null(encoded.indices, -1).to_numpy()]
 
+
+
+def allowed(snapshot: Snapshot, filters: Sequence[Filter], kinds: dict[str, str] | None = None) -> np.ndarray | None:
+    """Live rows of ``snapshot`` passing every filter (None without filters), read with ``kinds`` (its own
+    field contract unless a larger one is given: a cluster's)."""
+    return allowed_rows([(s.folder, m) for s, m in zip(snapshot.segments, snapshot.live)], filters,
+                        snapshot.field_kinds if kinds is None else kinds)

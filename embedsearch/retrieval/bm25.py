@@ -8,12 +8,15 @@ scoring every posting."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .lexical import LexicalSettings, Postings, Tokenizer
+from ..store.snapshot import Snapshot
+
+from ..store.lexical import LexicalSettings, Postings, Tokenizer
 from .postings_loops import Scoring, contribution
 
 
@@ -127,3 +130,14 @@ class CorpusStats:
     def __add__(self, other: CorpusStats) -> CorpusStats:
         df = {t: self.df.get(t, 0) + other.df.get(t, 0) for t in {**self.df, **other.df}}
         return CorpusStats(self.documents + other.documents, self.length + other.length, df)
+
+
+_OPENED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def of(snapshot: Snapshot) -> SegmentedBM25:
+    """BM25 over every segment of ``snapshot``, opened once per snapshot."""
+    if snapshot not in _OPENED:
+        _OPENED[snapshot] = SegmentedBM25([(s.postings, m) for s, m in zip(snapshot.segments, snapshot.live)],
+                                          snapshot.manifest.lexical)
+    return _OPENED[snapshot]
