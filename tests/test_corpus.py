@@ -122,6 +122,18 @@ def test_readable_renders_latex_and_markdown_and_keeps_what_plain_text_means(giv
     assert readable(given) == shown
 
 
+@pytest.mark.parametrize("given, shown", [
+    (r"over $\Q(\sqrt{5})$ we show \emph{this} --- so", r"over $\Q(\sqrt{5})$ we show this — so"),
+    (r"$S_{\lambda+1/2}$ and $$\sum_{n=0}^\infty a_n$$ cost $5 million, not $10",
+     r"$S_{\lambda+1/2}$ and $$\sum_{n=0}^\infty a_n$$ cost $5 million, not $10"),
+    (r"where $(k_F a)^{-1} \ge 1$ holds", r"where $(k_F a)^{-1} \ge 1$ holds"),
+])
+def test_readable_for_a_page_keeps_math_as_its_source_for_the_page_to_typeset(given, shown):
+    from embedsearch.corpus.readable import readable
+
+    assert readable(given, keep_math=True) == shown
+
+
 def test_readable_copies_leave_the_stored_document_as_given():
     doc = Document("a", r"We propose \emph{X}.", r"\textbf{Title}")
     assert doc.readable() == Document("a", "We propose X.", "Title") and doc.text == r"We propose \emph{X}."

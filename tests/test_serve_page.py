@@ -314,3 +314,25 @@ def test_the_map_at_phone_width(browser, server):
     box = page.locator("#plotly-map").bounding_box()
     assert box["width"] <= 375 and box["height"] > 300
     context.close()
+
+
+def test_math_is_typeset_by_the_shipped_katex_and_never_dropped(page, server, metadata_index):
+    """A paper's ``$...$`` are typeset offline (KaTeX from /static), braces and all; a macro KaTeX cannot
+    read stays on the page as its source; text around the math reads as plain text."""
+    paper = next(d for d in metadata_index.documents if "U_{\\mathrm{ale}}" in d.text)
+    page.goto(server.url + f"/paper/{quote(paper.id, safe='')}")
+    abstract = page.locator("#paper .abstract")
+    abstract.locator(".katex").first.wait_for()
+    sources = abstract.locator("annotation").all_text_contents()
+    assert "w_\\lambda(x)=1+U_{\\mathrm{ale}}(x)+\\lambda\\,U_{\\mathrm{epi}}(x)" in sources
+    assert abstract.locator(".katex-error").count() == 0 and "$w_" not in abstract.inner_text()
+    page.goto(server.url + "/?q=uncertainty+weighted+question+answering&mode=lexical")
+    page.locator("#results > li").first.wait_for()
+    shown = page.evaluate("""() => {
+        const p = mathText('p', {}, 'the field $\\\\Q(\\\\sqrt{5})$ and $S_{\\\\lambda+1/2}$ for $5 or $10');
+        return {seen: [...p.querySelectorAll('.katex-html')].map((e) => e.textContent),
+                sources: [...p.querySelectorAll('annotation')].map((e) => e.textContent), text: p.textContent};
+    }""")
+    assert shown["sources"] == ["\\Q(\\sqrt{5})", "S_{\\lambda+1/2}"]
+    assert shown["seen"][0].startswith("\\Q(5")  # the unknown macro shown as its source, the root typeset
+    assert "λ+1/2" in shown["seen"][1] and "for $5 or $10" in shown["text"]  # prices are not math

@@ -47,11 +47,12 @@ class Document:
                 return text[: cut + 1]
         return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
-    def readable(self) -> Document:
-        """This abstract as a reader sees it: LaTeX and Markdown rendered (``corpus.readable``), for display."""
+    def readable(self, keep_math: bool = False) -> Document:
+        """This abstract as a reader sees it: LaTeX and Markdown rendered (``corpus.readable``), for display;
+        ``keep_math``: ``$...$`` and ``$$...$$`` kept as their source, for a page that typesets them."""
         from .readable import readable
 
-        return Document(self.id, readable(self.text) or "", readable(self.title), self.metadata)
+        return Document(self.id, readable(self.text, keep_math) or "", readable(self.title, keep_math), self.metadata)
 
     def to_record(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "text": self.text, "metadata": self.metadata}

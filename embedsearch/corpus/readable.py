@@ -18,15 +18,27 @@ _LINK = re.compile(r"\[([^\]\n]+)\]\((?:https?://|www\.)[^)\s]+\)")
 _SPECIALS = re.compile(r"(?<!\\)([%&#])")
 _TILDE = re.compile(r"(?<![\w}\\])~(?=\d)")
 _DOLLARS = re.compile(r"(?<!\\)\$")
+_MATH = re.compile(r"(?<!\\)\$\$(?=\S)(.+?)(?<=\S)\$\$|(?<![\\$])\$(?=[^\s$])([^$\n]*?[^\s$\\])\$(?!\$)", re.S)
+_HELD = re.compile(r"MATHSPAN(\d+)Z")
 _CITATIONS = (("cite", "[%s]"), ("citep", "[%s]"), ("citet", "[%s]"), ("ref", "%s"), ("eqref", "(%s)"),
               ("autoref", "%s"), ("url", "%s"), ("href", "%s"), ("footnote", " (%s)"))
 
 
-def readable(text: str | None) -> str | None:
-    """``text`` with its markup rendered as plain text (unchanged, at no cost, when it holds none)."""
+def readable(text: str | None, keep_math: bool = False) -> str | None:
+    """``text`` with its markup rendered as plain text (unchanged, at no cost, when it holds none);
+    ``keep_math``: its math (``$$...$$``, and ``$...$`` as ``_escape_dollars`` tells math from a price)
+    left as the source, for a page that typesets it, so neither braces nor a macro are lost."""
     if not text or not MARKUP.search(text):
         return text
-    return _render(text)
+    if not keep_math:
+        return _render(text)
+    spans: list[str] = []
+
+    def hold(match: re.Match) -> str:
+        spans.append(match.group(0))
+        return f"MATHSPAN{len(spans) - 1}Z"
+
+    return _HELD.sub(lambda m: spans[int(m.group(1))], _render(_MATH.sub(hold, text)))
 
 
 @lru_cache(maxsize=2048)

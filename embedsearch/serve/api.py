@@ -49,7 +49,7 @@ def bands(settings: SearchSettings) -> dict[str, float]:
 
 
 def shown(document: Document) -> dict[str, Any]:
-    paper = document.readable()
+    paper = document.readable(keep_math=True)
     return {"title": paper.title, "text": paper.text}
 
 

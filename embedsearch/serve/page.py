@@ -16,7 +16,8 @@ from .live import Live
 from .topics import TopicsState
 
 STATIC = Path(__file__).parent / "static"
-_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".png": "image/png"}
+_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".png": "image/png",
+          ".woff2": "font/woff2"}
 
 
 @lru_cache(maxsize=1)
@@ -28,8 +29,8 @@ def _plotly() -> Path:
 
 @lru_cache(maxsize=1)
 def _shipped() -> frozenset[str]:
-    """The page's own files: only these names are ever opened."""
-    return frozenset(p.name for p in STATIC.iterdir() if p.is_file())
+    """The page's own files, KaTeX's among them (``katex/...``): only these names are ever opened."""
+    return frozenset(p.relative_to(STATIC).as_posix() for p in STATIC.rglob("*") if p.is_file())
 
 
 def files() -> APIRouter:
@@ -51,7 +52,7 @@ def files() -> APIRouter:
         """No icon, said without an error (browsers ask for one on every page)."""
         return Response(status_code=204)
 
-    @page.get("/static/{name}")
+    @page.get("/static/{name:path}")
     def static(name: str) -> Response:
         if name == "plotly.min.js":
             return FileResponse(_plotly(), media_type="text/javascript",
@@ -61,7 +62,8 @@ def files() -> APIRouter:
 
             return error(404, f"no such file {name[:100]!r}")
         file = STATIC / name
-        return FileResponse(file, media_type=_TYPES.get(file.suffix, "application/octet-stream"))
+        cache = {"Cache-Control": "public, max-age=86400"} if name.startswith("katex/") else None
+        return FileResponse(file, media_type=_TYPES.get(file.suffix, "application/octet-stream"), headers=cache)
 
     return page
 

@@ -1,7 +1,8 @@
 "use strict";
 // The search page: results as you type with honest scores, state kept in the URL (Back restores it), a page
 // per paper (/paper/ID), and a duplicate checker with the two texts side by side. Texts come rendered for
-// reading (display=1: LaTeX and Markdown as plain text). No dependencies.
+// reading (display=1: LaTeX and Markdown as plain text, math kept as its source and typeset here by KaTeX,
+// shipped with the page). No other dependency.
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
   const node = Object.assign(document.createElement(tag), props);
@@ -39,6 +40,24 @@ async function api(path, options = {}) {
 const post = (path, body) => api(path, {method: "POST", headers: {"Content-Type": "application/json"},
                                         body: JSON.stringify(body)});
 const shown = (hit) => hit.display || hit;  // the text rendered for reading, when the server gave it
+
+// ``text`` in a ``tag`` with its $...$ and $$...$$ typeset by KaTeX; what KaTeX cannot read stays as its
+// source (red, its error on hover), and without KaTeX all of it does: math is never dropped.
+const MATH = /(?<!\\)\$\$(?=\S)([\s\S]+?)(?<=\S)\$\$|(?<![\\$])\$(?=[^\s$])([^$\n]*?[^\s$\\])\$(?!\$)/g;
+function mathText(tag, props, text) {
+  const node = el(tag, props);
+  let last = 0;
+  for (const m of text.matchAll(MATH)) {
+    const span = el("span", {className: "math"});
+    try {
+      katex.render(m[1] ?? m[2], span, {displayMode: m[1] !== undefined, throwOnError: false});
+    } catch (e) { span.textContent = m[0]; }
+    node.append(text.slice(last, m.index), span);
+    last = m.index + m[0].length;
+  }
+  node.append(text.slice(last));
+  return node;
+}
 
 function preview(hit) {
   const paper = shown(hit);
@@ -125,7 +144,7 @@ function renderHits(list, hits, abstracts = false) {
   for (const hit of hits) {
     const detail = el("div", {className: "detail", hidden: true});
     const toggle = el("button", {className: "toggle", type: "button"}, scoreBadge(hit, abstracts),
-      el("span", {className: "title", textContent: preview(hit)}), " ",
+      mathText("span", {className: "title"}, preview(hit)), " ",
       el("span", {className: "id", textContent: hit.id}));
     toggle.setAttribute("aria-expanded", "false");
     toggle.addEventListener("click", () => toggleDetail(hit, toggle, detail));
@@ -162,7 +181,7 @@ async function toggleDetail(hit, toggle, detail) {
   const mapLink = el("a", {href: `/map?focus=${encodeURIComponent(hit.id)}`, textContent: "Show on the topic map"});
   const ranking = hit.bm25 !== null && hit.cosine !== null && hit.score !== hit.cosine
     ? ` · ranked by ${$("mode").value === "lexical" ? "BM25" : "fused"} score ${hit.score.toFixed(3)}` : "";
-  detail.append(el("p", {className: "abstract", textContent: shown(hit).text}), meta,
+  detail.append(mathText("p", {className: "abstract"}, shown(hit).text), meta,
                 el("div", {className: "actions"}, paperLink(hit.id, "Paper page"), similarButton, mapLink),
                 similarList);
   try {
@@ -326,9 +345,9 @@ async function showPaper(id) {
     const dups = el("div", {className: "paper-duplicates"}, el("p", {textContent: "Looking for near-duplicates…"}));
     box.replaceChildren(
       el("p", {}, el("a", {href: "/", textContent: "← Search"})),
-      el("h2", {textContent: heading}),
+      mathText("h2", {}, heading),
       el("p", {className: "meta", textContent: describe(doc).join(" · ")}),
-      el("p", {className: "abstract", textContent: doc.display.text}),
+      mathText("p", {className: "abstract"}, doc.display.text),
       el("div", {className: "actions"}, similarButton,
          el("a", {href: `/map?focus=${encodeURIComponent(id)}`, textContent: "Show on the topic map"})),
       similarList, el("h3", {textContent: "Near-duplicates in the index"}), dups);
