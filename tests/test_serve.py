@@ -168,10 +168,12 @@ def test_duplicate_check_flags_a_rewording_with_passages_and_not_a_topic_neighbo
 def test_writes_are_refused_without_the_token_and_change_nothing(server, client):
     before = client.get("/info").json()
     new = {"documents": [{"id": "intruder", "text": "An abstract that must not be added."}]}
-    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}, {"Authorization": "Basic x"}):
-        assert client.post("/documents", json=new, headers=headers).status_code == 403
-        assert client.delete(f"/documents/{CTMC}", headers=headers).status_code == 403
-        assert client.post("/compact", headers=headers).status_code == 403
+    for headers, status in (({}, 401), ({"Authorization": "Bearer wrong"}, 403), ({"Authorization": TOKEN}, 401),
+                            ({"Authorization": "Basic x"}, 401), ({"Authorization": "Bearer "}, 401)):
+        for refused in (client.post("/documents", json=new, headers=headers),
+                        client.delete(f"/documents/{CTMC}", headers=headers), client.post("/compact", headers=headers)):
+            assert refused.status_code == status, (headers, refused.text)
+            assert refused.headers["WWW-Authenticate"].startswith("Bearer")  # how to authenticate, either way
     after = client.get("/info").json()
     assert (after["generation"], after["documents"]) == (before["generation"], before["documents"])
     assert client.get("/documents/intruder").status_code == 404
@@ -239,7 +241,7 @@ def test_a_thousand_hostile_requests_get_json_4xx_and_the_server_stays_up(server
         seen[response.status_code] = seen.get(response.status_code, 0) + 1
         if response.status_code >= 400:
             assert isinstance(response.json()["error"], str) and "\n" not in response.json()["error"], path
-    assert sum(seen.values()) == 1000 and set(seen) - {200} <= {400, 403, 404, 405, 413, 414, 422}
+    assert sum(seen.values()) == 1000 and set(seen) - {200} <= {400, 401, 403, 404, 405, 413, 414, 422}
     assert seen.get(200, 0) < 200  # nearly all were refused, not silently answered
     assert server.proc.poll() is None
     assert client.get("/search", params={"q": "robot world models", "k": 5}).json()["hits"] == reference
@@ -459,6 +461,9 @@ def test_the_first_topic_fit_runs_outside_the_worker(metadata_index, tmp_path):
     shutil.copytree(metadata_index.path, tmp_path / "idx", ignore=shutil.ignore_patterns("topics"))
     running = Server(tmp_path / "idx")
     try:
+        preparing = httpx.get(running.url + "/map", timeout=10)  # a page that says so, not an error
+        assert preparing.status_code == 200 and "being prepared" in preparing.text
+        assert '<meta http-equiv="refresh"' in preparing.text
         assert running.wait_for_topics()["topics"]
         maps = Path(f"/proc/{running.proc.pid}/maps").read_text()
         assert "llvmlite" not in maps and "hdbscan" not in maps

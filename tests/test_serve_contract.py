@@ -44,13 +44,25 @@ def test_write_endpoints_are_listed_only_where_writes_are_possible(read_only, wr
     assert read_only.post("/compact").status_code == 403  # still refused, not missing
 
 
+def test_the_methods_a_path_allows_are_those_this_server_serves(read_only, writable):
+    """A read-only server does not offer the writes it refuses; a writable one names them."""
+    def allowed(client, path):
+        answer = client.request("OPTIONS", path)
+        assert answer.status_code == 405
+        return {m.strip() for m in answer.headers["allow"].split(",") if m.strip()}
+
+    assert allowed(read_only, "/documents/x") == {"GET"} and allowed(read_only, "/compact") == set()
+    assert allowed(writable, "/documents/x") == {"GET", "DELETE"} and allowed(writable, "/compact") == {"POST"}
+    assert allowed(read_only, "/search") == {"GET", "POST"}
+
+
 def test_writes_declare_the_bearer_scheme_and_every_status_they_give(writable):
     spec = writable.get("/openapi.json").json()
     assert spec["components"]["securitySchemes"]["HTTPBearer"] == {
         "type": "http", "scheme": "bearer", "description": "The token the server was started with (--writable)."}
     add = operations(writable)[("/documents", "post")]
     assert {"HTTPBearer": []} in add["security"]
-    assert {"201", "400", "403", "409", "413", "422", "503"} <= set(add["responses"])
+    assert {"201", "400", "401", "403", "409", "413", "422", "503"} <= set(add["responses"])
     assert schema_of(add, "201") == "AddOut" and schema_of(add, "409") == "ErrorBody"
 
 

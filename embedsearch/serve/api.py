@@ -167,7 +167,7 @@ def documents_router(service: Service, write: Any) -> APIRouter:
                 **({"display": shown(doc)} if display else {})}
 
     @api.post("/documents", dependencies=[write, only()], status_code=201, response_model=AddOut,
-              responses=errors(403, 409, 503), include_in_schema=writable)
+              responses=errors(401, 403, 409, 503), include_in_schema=writable)
     def add(body: AddDocuments):
         """Add abstracts as a new segment (embedding only them); 201 with the generation committed. With
         ``check_duplicates``, each is first judged against the index as ``/duplicates/check`` judges it."""
@@ -188,7 +188,7 @@ def documents_router(service: Service, write: Any) -> APIRouter:
                 **({"duplicates": report.to_json()} if report is not None else {})}
 
     @api.delete("/documents/{doc_id:path}", dependencies=[write, only()], response_model=RemoveOut,
-                responses=errors(403, 404, 503), include_in_schema=writable)
+                responses=errors(401, 403, 404, 503), include_in_schema=writable)
     def remove(doc_id: str):
         """Mark one paper deleted (nothing is rewritten)."""
         index = Index.load(live.path)
@@ -253,7 +253,7 @@ def index_router(service: Service, write: Any) -> APIRouter:
                 "limits": asdict(LIMITS), "bands": bands(served.index.search_settings),
                 "reviewers": bool(service.settings.reviewers)}
 
-    @api.post("/compact", dependencies=[write, only()], response_model=CompactOut, responses=errors(403, 503),
+    @api.post("/compact", dependencies=[write, only()], response_model=CompactOut, responses=errors(401, 403, 503),
               include_in_schema=writable)
     def compact():
         """Merge every segment into one and drop deleted rows."""

@@ -1,6 +1,7 @@
 """What stands between a request and the index: the body-size limit, the bearer token for writes, and
 one JSON error shape, ``{"error": "<one line>", "status": N}``, for every failure. Statuses say whose
-fault it is: 4xx for the request (400 bad input, 403 no write access, 404 unknown id or route, 413/414
+fault it is: 4xx for the request (400 bad input, 401 no token, 403 a wrong token or a read-only server, 404
+unknown id or route, 413/414
 too large, 422 malformed body or field), 503 for a busy index, 500 only for a fault of the server."""
 
 from __future__ import annotations
@@ -60,12 +61,24 @@ def _http(request: Request, exc: HTTPException) -> JSONResponse:
 
 
 def _allowed(request: Request) -> list[str]:
-    """Every method some route serves on this path (Starlette's 405 names only the first route's)."""
+    """Every method some route serves on this path (Starlette's 405 names only the first route's), less the
+    writes a read-only server refuses (those it leaves out of its schema)."""
     from starlette.routing import Match
 
-    methods = [m for m in ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
-               if any(route.matches({**request.scope, "method": m})[0] == Match.FULL for route in request.app.routes)]
-    return methods
+    def serves(route, method: str) -> bool:
+        refused = method in ("DELETE", "PATCH", "POST", "PUT") and not getattr(route, "include_in_schema", True)
+        return not refused and route.matches({**request.scope, "method": method})[0] == Match.FULL
+
+    return [m for m in ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+            if any(serves(route, m) for route in _routes(request.app.routes))]
+
+
+def _routes(routes):
+    """Every route, those of included routers too (FastAPI keeps those behind one entry per router; this
+    app includes them without a prefix)."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        yield from (_routes(inner.routes) if inner is not None else [route])
 
 
 STATUS: tuple[tuple[type[EmbedsearchError], int], ...] = (
@@ -147,11 +160,14 @@ class BodyLimit:
 
 
 def authorised(request: Request, token: str | None, writable: bool) -> None:
-    """Allow a write only on a ``--writable`` server with the right bearer token; else 403."""
+    """Allow a write only on a ``--writable`` server with the right bearer token: 401 (with
+    ``WWW-Authenticate: Bearer``) when no bearer token was sent, 403 for a wrong one or a read-only server."""
     if not writable or token is None:
         raise ApiError(403, "this server is read-only; start it with --writable and a token to allow writes")
-    given = request.headers.get("authorization", "")
-    scheme, _, value = given.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
-        raise ApiError(403, "missing or wrong token; send 'Authorization: Bearer <token>' with the token "
-                            "the server was started with")
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise ApiError(401, "this write needs the server's token: send 'Authorization: Bearer <token>'",
+                       {"WWW-Authenticate": 'Bearer realm="embedsearch"'})
+    if not hmac.compare_digest(value.strip().encode(), token.encode()):
+        raise ApiError(403, "wrong token; send the token the server was started with",
+                       {"WWW-Authenticate": 'Bearer realm="embedsearch", error="invalid_token"'})

@@ -68,6 +68,15 @@ def files() -> APIRouter:
     return page
 
 
+PREPARING = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><meta http-equiv="refresh" content="10">
+<title>Topic map: being prepared · embedsearch</title><link rel="stylesheet" href="/static/style.css"></head>
+<body><main><h1>The topic map is being prepared</h1>
+<p role="status">Topics are being fitted for this index; on a few thousand papers that takes a minute or two.
+This page reloads itself every 10 seconds and shows the map when it is ready.</p>
+<p><a href="/">Search the papers meanwhile</a></p></main></body></html>"""
+
+
 def check_level(model, level: int):
     """The model, or the API's 422 when the map has no such level (both servers' ``/map``)."""
     if not 0 <= level < len(model.levels):
@@ -87,6 +96,8 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
         """The topic map of the generation topics were last brought up to; searching rings hits via the API."""
         from ..topics.maps import render_html
 
+        if topics.enabled and topics.ready is None and not topics.failure:
+            return HTMLResponse(PREPARING)
         ready = topics.require()
         model = check_level(ready.model, level)
         key = (ready.generation, level)

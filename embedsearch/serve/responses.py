@@ -198,7 +198,9 @@ class CompactOut(BaseModel):
     documents: int
 
 
-WHY = {400: "bad input (a malformed filter, a path holding a control character)", 403: "no write access",
+WHY = {400: "bad input (a malformed filter, a path holding a control character)",
+       401: "no bearer token sent (the answer carries WWW-Authenticate: Bearer)",
+       403: "a wrong token, or a read-only server",
        404: "no such document", 409: "the id is already in the index, or a new abstract duplicates an indexed one", 413: "request body too large",
        414: "query too long for GET (send it with POST)", 422: "a malformed body, field or query parameter",
        503: "busy (writes waiting, topics being computed); retry after Retry-After seconds"}
