@@ -74,6 +74,21 @@ def test_default_index_is_the_bundled_corpus(bundled_index):
     assert json.loads(out.stdout)["id"] == "001_d172d3709162399d:3"
 
 
+def test_the_numbers_beside_results_follow_their_order_and_are_named(bundled_index):
+    """In hybrid mode the table shows the fused score that orders the results (the cosine would not follow
+    the order), the band as a label, and one line saying what the number is."""
+    table = run_cli("search", "spiking neural networks", "-k", "10", "--mode", "hybrid", check=True).stdout
+    rows = [line.split() for line in table.splitlines() if line[:3].strip().isdigit()]
+    scores = [float(r[1]) for r in rows]
+    assert len(rows) == 10 and scores == sorted(scores, reverse=True)
+    hits = bundled_index.search("spiking neural networks", 10, mode="hybrid")
+    assert scores == [round(h.score, 3) for h in hits] and [r[2] for r in rows] == [h.match for h in hits]
+    assert [h.cosine for h in hits] != sorted((h.cosine for h in hits), reverse=True)  # why not the cosine
+    assert table.strip().splitlines()[-1].startswith("Ordered by the fused score")
+    lexical = run_cli("search", "spiking neural networks", "-k", "3", "--mode", "lexical", check=True).stdout
+    assert lexical.strip().splitlines()[-1].startswith("Ordered by the BM25 score")
+
+
 def test_search_shows_cosines_with_bands_and_says_when_nothing_is_close(bundled_index):
     found = run_cli("search", "continuous-time Markov chain diffusion", "-k", "2", check=True).stdout
     assert found.splitlines()[0].split()[2] in ("close", "related") and "no close match" not in found

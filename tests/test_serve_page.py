@@ -336,3 +336,14 @@ def test_math_is_typeset_by_the_shipped_katex_and_never_dropped(page, server, me
     assert shown["sources"] == ["\\Q(\\sqrt{5})", "S_{\\lambda+1/2}"]
     assert shown["seen"][0].startswith("\\Q(5")  # the unknown macro shown as its source, the root typeset
     assert "λ+1/2" in shown["seen"][1] and "for $5 or $10" in shown["text"]  # prices are not math
+
+
+def test_the_numbers_beside_results_follow_their_order_and_a_line_says_what_they_are(page, server):
+    page.goto(server.url + "/?q=spiking+neural+networks&mode=hybrid&k=500")
+    page.wait_for_function("document.querySelectorAll('#results > li').length === 57")
+    numbers = [float(t.split()[1]) for t in page.locator("#results .score").all_inner_texts()]
+    assert numbers == sorted(numbers, reverse=True)
+    assert page.locator("#score-note").inner_text().startswith("Ordered by the fused score")
+    assert page.locator("#k").input_value() == "100" and "at most 100" in page.locator("#status").inner_text()
+    page.locator("#mode").select_option("lexical")
+    page.wait_for_function("document.getElementById('score-note').textContent.includes('BM25')")

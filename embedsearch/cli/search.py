@@ -23,8 +23,11 @@ def _topic_labels(idx) -> dict[str, str]:
     return {doc_id: labels[t] for doc_id, t in zip(model.ids, model.assignments[0]) if t >= 0}
 
 
-def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str, str] | None = None) -> None:
-    from ..retrieval.search import best_match
+def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str, str] | None = None,
+                mode: str = "dense", note: bool = True) -> None:
+    """A table of hits: rank, the score that orders them, the band, the id, a preview; then one line on
+    what the score is (``note``)."""
+    from ..retrieval.search import best_match, score_note
 
     if as_json:
         for hit in hits:
@@ -38,7 +41,7 @@ def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str,
     id_width = max([len(i) for i in shown] + [2])
     for hit, shown_id in zip(hits, shown):
         topic = f"[{topics.get(hit.id, 'unassigned')}]  " if topics else ""
-        line = (f"{hit.rank:>3}  {hit.cosine or 0:.3f} {hit.match:<7}  {shown_id:<{id_width}}  "
+        line = (f"{hit.rank:>3}  {hit.score:.3f} {hit.match:<7}  {shown_id:<{id_width}}  "
                 f"{topic}{one_line(hit.preview)}")
         typer.echo(line if len(line) <= width else line[: width - 1] + "…")
     if not hits:
@@ -46,6 +49,8 @@ def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str,
     elif best_match(hits) == "none":
         typer.echo(f"no close match: the nearest papers are shown, but none is related (best cosine "
                    f"{max(h.cosine or 0 for h in hits):.3f})")
+    if hits and note:
+        typer.echo(score_note(mode))
 
 
 def _read_queries(file: Path) -> list[str]:
@@ -93,12 +98,14 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
         named(check_query, query, "QUERY")
     idx = open_index(index)
     topics = None if as_json else _topic_labels(idx)
+    scored = mode or idx.search_settings.mode
     if queries is None:
-        _print_hits(idx.search(query, k, mode=mode, filters=filters), as_json, topics=topics)
+        _print_hits(idx.search(query, k, mode=mode, filters=filters), as_json, topics=topics, mode=scored)
         return
     batch = _read_queries(queries)
-    for text, hits in zip(batch, idx.search_many(batch, k, mode=mode, filters=filters)):
-        _print_hits(hits, as_json, query=text, topics=topics)
+    answers = idx.search_many(batch, k, mode=mode, filters=filters)
+    for n, (text, hits) in enumerate(zip(batch, answers)):
+        _print_hits(hits, as_json, query=text, topics=topics, mode=scored, note=n == len(batch) - 1)
 
 
 @app.command()

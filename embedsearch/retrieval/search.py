@@ -128,6 +128,17 @@ class Answer(Sequence[Hit]):
         return best_match(self.hits)
 
 
+SCORES = {"hybrid": "the fused score (meaning and words, each relative to the best candidate)",
+          "dense": "the cosine similarity (closeness in meaning)",
+          "lexical": "the BM25 score (how well the words match)"}
+
+
+def score_note(mode: str) -> str:
+    """What the number beside a result is, in one line: the score that orders them; the band is a label."""
+    return (f"Ordered by {SCORES[mode]}; close, related and distant say how close in meaning each is "
+            "(cosine), whatever the order.")
+
+
 def best_match(hits: Sequence[Hit]) -> str:
     """``close`` or ``related`` when a hit is, else ``none``: the answer has no close match."""
     return next((band for band in ("close", "related") if any(h.match == band for h in hits)), "none")

@@ -67,14 +67,22 @@ function preview(hit) {
   return stop > 0 && stop < 200 ? text.slice(0, stop + 1) : text.slice(0, 200) + (text.length > 200 ? "…" : "");
 }
 
-// The cosine and its band; ``abstracts``: a paper's neighbours, whose cosines run higher than a query's.
+// What orders the results of each mode (the number shown), and what the band is (the same line the CLI prints).
+const SCORES = {hybrid: "the fused score (meaning and words, each relative to the best candidate)",
+                dense: "the cosine similarity (closeness in meaning)", lexical: "the BM25 score (how well the words match)"};
+const scoreNote = (mode) => `Ordered by ${SCORES[mode]}; close, related and distant say how close in meaning ` +
+                            "each is (cosine), whatever the order.";
+
+// The band (a label) and the score that orders the list; ``abstracts``: a paper's neighbours, ordered by
+// cosine, whose cosines run higher than a query's.
 function scoreBadge(hit, abstracts) {
   const cosine = hit.cosine === null || hit.cosine === undefined ? 0 : hit.cosine;
+  const score = abstracts ? cosine : hit.score;
   const [related, close] = abstracts ? [bands.similar_related, bands.similar_close] : [bands.related, bands.close];
-  return el("span", {className: `score ${hit.match}`, textContent: `${hit.match} ${cosine.toFixed(2)}`,
-    title: `cosine ${cosine.toFixed(3)}: how close in meaning, comparable across ` +
-           `${abstracts ? "papers" : "queries and modes"}. close from ${close}, related from ${related}, ` +
-           "below that distant."});
+  return el("span", {className: `score ${hit.match}`, textContent: `${hit.match} ${score.toFixed(2)}`,
+    title: `${abstracts ? "cosine" : "score"} ${score.toFixed(3)} orders the list; cosine ${cosine.toFixed(3)}: ` +
+           `how close in meaning, comparable across ${abstracts ? "papers" : "queries and modes"}. close from ` +
+           `${close}, related from ${related}, below that distant.`});
 }
 
 function paperLink(id, text) {
@@ -129,7 +137,9 @@ function restoreForm() {
   const params = new URLSearchParams(location.search);
   $("q").value = params.get("q") || "";
   $("mode").value = ["hybrid", "dense", "lexical"].includes(params.get("mode")) ? params.get("mode") : "hybrid";
-  $("k").value = params.get("k") || "10";
+  const asked = parseInt(params.get("k"), 10) || 10;
+  if (asked > MAX_K) capped = true;  // reset only when the reader changes the box
+  $("k").value = String(Math.min(MAX_K, Math.max(1, asked)));
   const wanted = params.getAll("filter");
   for (const control of $("filters").querySelectorAll("[data-field]")) {
     const prefix = control.dataset.field + control.dataset.op;
@@ -197,7 +207,8 @@ function describe(doc) {
   return parts;
 }
 
-let timer = null, inflight = null;
+let timer = null, inflight = null, capped = false;  // capped: more results were asked for than one search gives
+const MAX_K = 100;
 function schedule() { clearTimeout(timer); timer = setTimeout(() => run(false), 250); }
 
 async function run(push) {
@@ -207,9 +218,11 @@ async function run(push) {
   if (!q) { $("results").replaceChildren(); $("status").textContent = ""; return; }
   if (inflight) inflight.abort();
   inflight = new AbortController();
-  const k = Math.min(100, Math.max(1, parseInt($("k").value, 10) || 10));
+  const asked = Math.max(1, parseInt($("k").value, 10) || 10), k = Math.min(MAX_K, asked);
+  if (asked > k) { $("k").value = String(k); capped = true; }  // the box says what is shown
   const mode = $("mode").value, filters = activeFilters();
   $("status").textContent = "Searching…";
+  $("score-note").textContent = "";
   try {
     let body;
     if (q.length > LONG_QUERY) {
@@ -221,7 +234,8 @@ async function run(push) {
       body = await api("/search?" + params, {signal: inflight.signal});
     }
     renderHits($("results"), body.hits);
-    $("status").textContent = status(body);
+    $("status").textContent = status(body) + (capped ? ` (at most ${MAX_K} per search)` : "");
+    if (body.hits.length) $("score-note").textContent = scoreNote(mode);
   } catch (e) {
     if (e.name !== "AbortError") { $("results").replaceChildren(); $("status").textContent = e.message; }
   }
@@ -390,7 +404,7 @@ async function start() {
   $("q").addEventListener("input", schedule);
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); run(true); });
   $("mode").addEventListener("change", () => run(true));
-  $("k").addEventListener("change", () => run(true));
+  $("k").addEventListener("change", () => { capped = false; run(true); });
   $("dup-form").addEventListener("submit", checkDuplicates);
   $("dup-similar").addEventListener("click", similarToAbstract);
   $("batch-form").addEventListener("submit", checkBatch);
