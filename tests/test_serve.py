@@ -515,3 +515,19 @@ def test_a_cluster_is_served_in_process_by_the_same_routes_as_one_index(metadata
             assert c.get(f"/documents/{new['id']}").json()["text"] == new["text"]
     finally:
         running.stop()
+
+
+def test_a_batch_file_is_answered_one_row_per_submission_in_csv_or_json(client):
+    upload = "\n".join(json.dumps({"id": i, "abstract": t}) for i, t in (("sub-1", REWORDED), ("sub-2", SAME_TOPIC)))
+    as_json = client.post("/duplicates/check-file", params={"name": "b.jsonl", "format": "json"}, content=upload)
+    rows = as_json.json()["submissions"]
+    assert [(r["id"], r["match"]) for r in rows] == [("sub-1", CTMC), ("sub-2", None)]
+    assert rows[0]["verdict"] in ("reworded", "near-identical") and rows[1]["verdict"] == "no duplicate"
+    assert rows[0]["match_title"].startswith("Discrete diffusion models") and 0 < rows[0]["overlap"] <= 1
+    as_csv = client.post("/duplicates/check-file", params={"name": "b.jsonl"}, content=upload)
+    import csv
+
+    table = list(csv.reader(as_csv.text.splitlines()))
+    assert as_csv.headers["X-Judged"] == "2" and table[0][:4] == ["submission", "title", "verdict", "matched paper"]
+    assert [r[0] for r in table[1:]] == ["sub-1", "sub-2"] and table[1][3] == CTMC and table[2][2] == "no duplicate"
+    assert table[1][6] == f"{100 * rows[0]['overlap']:.0f}"

@@ -85,7 +85,9 @@ def test_a_pasted_near_duplicate_is_flagged_with_its_shared_passages_highlighted
         route.continue_()
     page.wait_for_function("document.getElementById('about').textContent.includes('papers')")
     match = page.locator(".match").first
-    assert CTMC in match.inner_text() and match.locator(".verdict").inner_text() in ("near-identical", "reworded")
+    assert match.locator(".verdict").inner_text() in ("near-identical", "reworded")
+    said = match.locator("p").first.inner_text()  # the verdict as a sentence, the match named by its first sentence
+    assert "of the wording in common" in said and "Discrete diffusion models" in said and CTMC not in said
     marks = match.locator("mark")
     assert marks.count() >= 2 and all(len(marks.nth(i).inner_text()) > 30 for i in range(marks.count()))
     sides = match.locator(".side-by-side > div")
@@ -116,14 +118,34 @@ def test_a_batch_file_is_checked_and_its_report_downloads(page, server, tmp_path
     batch.write_text(json.dumps({"id": "sub-1", "abstract": REWORDED}) + "\n"
                      + json.dumps({"id": "sub-2", "abstract": SAME_TOPIC}) + "\n")
     page.goto(server.url + "/")
+    page.fill("#dup-text", REWORDED)  # a single check first: the batch's answer replaces it
+    page.get_by_role("button", name="Check for duplicates").click()
+    page.wait_for_function("document.getElementById('dup-status').textContent.startsWith('Flagged')")
     page.set_input_files("#batch-file", str(batch))
     page.get_by_role("button", name="Check the batch").click()
     page.wait_for_function("document.getElementById('batch-status').textContent.includes('checked')")
-    assert page.locator("#batch-status").inner_text() == "2 submissions checked: 1 flagged pair."
+    assert page.locator("#batch-status").inner_text() == "2 submissions checked: 1 flagged, 1 with no duplicate."
+    assert page.locator("#dup-results .match").count() == 0 and page.locator("#dup-status").inner_text() == ""
+    rows = page.locator("table.batch tbody tr")
+    assert rows.count() == 2
+    first, second = rows.nth(0).locator("td").all_inner_texts(), rows.nth(1).locator("td").all_inner_texts()
+    assert first[0].startswith("sub-1") and first[1] in ("reworded", "near-identical")
+    assert first[2].startswith("Discrete diffusion models") and rows.nth(0).locator(
+        f"a[href='/paper/{quote(CTMC, safe='')}']").count() == 1 and first[4].endswith("%")
+    assert second[0].startswith("sub-2") and second[1] == "no duplicate" and second[2] == ""
     with page.expect_download() as download:
         page.locator("#batch-download").click()
-    rows = Path(download.value.path()).read_text().splitlines()
-    assert rows[0].startswith("group,kept,a,b,verdict") and rows[1].split(",")[2:4] == ["sub-1", CTMC]
+    import csv as csvmodule
+
+    table = list(csvmodule.reader(Path(download.value.path()).read_text().splitlines()))
+    assert table[0] == ["submission", "title", "verdict", "matched paper", "matched title", "cosine",
+                        "wording shared (%)"]
+    from embedsearch import Document
+
+    assert table[1][:4] == ["sub-1", Document("s", REWORDED).first_sentence(), first[1], CTMC]
+    assert table[1][4].startswith("Discrete diffusion models") and 0 < int(table[1][6]) <= 100
+    assert table[2][:3] == ["sub-2", Document("s", SAME_TOPIC).first_sentence(), "no duplicate"]
+    assert table[2][3:] == [""] * 4
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "abstract": "fine"}\n{"id": broken\n')
     page.set_input_files("#batch-file", str(bad))

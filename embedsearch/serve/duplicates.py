@@ -3,11 +3,12 @@ uploaded file), and a paper's near-duplicates within the index; texts rendered f
 
 from __future__ import annotations
 
+import csv
 import io
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import PlainTextResponse
@@ -19,7 +20,7 @@ from ..errors import EmbedsearchError
 from ..index import Index
 from .api import DISPLAY, Service, only, shown
 from .guard import ApiError
-from .responses import DuplicatesOut, errors
+from .responses import BatchOut, DuplicatesOut, errors
 from .schemas import DuplicateCheck
 from .settings import LIMITS
 
@@ -47,18 +48,23 @@ def router(service: Service) -> APIRouter:
         out = {**served.index.duplicates(of=[doc_id]).to_json(), "generation": served.index.generation}
         return with_display(out, None, by_id(served.index)) if display else out
 
-    @api.post("/duplicates/check-file", dependencies=[only("name")],
+    @api.post("/duplicates/check-file", dependencies=[only("name", "format")], response_model=BatchOut,
               responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}},
-                               "description": "Every flagged pair, one CSV row each (as `dedup --csv`)."},
+                               "description": "One row per submission (`format=json`: as JSON)."},
                          **errors()})
     def duplicates_check_file(request: Request, body: bytes = Depends(raw_body),
                               name: str = Query(..., max_length=200, description="The file's name; its suffix "
-                                                "says the format (.jsonl, .csv, .parquet, .txt)")):
-        """A batch of submissions (the file itself as the body) judged against the index, as ``dedup --against
-        --csv`` judges them: a CSV report of every flagged pair; ``X-Judged`` says how many were read."""
+                                                "says the format (.jsonl, .csv, .parquet, .txt)"),
+                              format: Literal["csv", "json"] = "csv"):  # noqa: A002
+        """A batch of submissions (the file itself as the body) judged against the index, as ``dedup --against``
+        judges them: one row per submission, its closest flagged match named by id and title, or "no
+        duplicate"; CSV (plain columns) or JSON. ``X-Judged`` says how many were read."""
         documents = read_upload(body, name)
         served = service.current()
-        return csv_report(served.index.check_duplicates(documents), len(documents))
+        rows = submissions(served.index.check_duplicates(documents), documents, by_id(served.index))
+        if format == "json":
+            return {"judged": len(documents), "generation": served.index.generation, "submissions": rows}
+        return csv_rows(rows, len(documents))
 
     return api
 
@@ -91,21 +97,55 @@ def by_id(index: Index) -> Callable[[str], Document]:
     return lambda doc_id: docs.get([docs.row_of[doc_id]])[0]
 
 
-def csv_report(report: DuplicateReport, judged: int) -> PlainTextResponse:
-    """A report as ``dedup --csv`` writes it, ``X-Judged`` saying how many abstracts were read."""
+def submissions(report: DuplicateReport, documents: list[Document],
+                indexed: Callable[[str], Document]) -> list[dict[str, Any]]:
+    """One row per submission, in the batch's order: its flagged pair of highest cosine (with another
+    submission or an indexed paper) and the match's title, or "no duplicate"."""
+    new = {d.id: d for d in documents}
+    best: dict[str, Any] = {}
+    for pair in report.pairs:
+        for own, other in ((pair.a, pair.b), (pair.b, pair.a)):
+            if own in new and (own not in best or pair.cosine > best[own][0].cosine):
+                best[own] = (pair, other)
+    rows = []
+    for doc in documents:
+        row: dict[str, Any] = {"id": doc.id, "title": readable(doc.title) or doc.readable().first_sentence(),
+                               "verdict": "no duplicate"}
+        if doc.id in best:
+            pair, other = best[doc.id]
+            match = (new[other] if other in new else indexed(other)).readable()
+            row.update(verdict=pair.verdict, match=other, match_title=match.title or match.first_sentence(),
+                       cosine=round(pair.cosine, 4), overlap=round(pair.overlap, 4))
+        rows.append(row)
+    return rows
+
+
+COLUMNS = ("submission", "title", "verdict", "matched paper", "matched title", "cosine", "wording shared (%)")
+
+
+def csv_rows(rows: list[dict[str, Any]], judged: int) -> PlainTextResponse:
+    """The batch's rows as CSV a spreadsheet opens: titles as plain text, numbers as numbers."""
     out = io.StringIO()
-    report.write_csv(out)
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    for r in rows:
+        writer.writerow([r["id"], r["title"] or "", r["verdict"], r.get("match") or "", r.get("match_title") or "",
+                         "" if r.get("cosine") is None else f"{r['cosine']:.3f}",
+                         "" if r.get("overlap") is None else f"{100 * r['overlap']:.0f}"])
     return PlainTextResponse(out.getvalue(), media_type="text/csv",
                              headers={"X-Judged": str(judged), "Content-Disposition": "attachment; filename=duplicates.csv"})
 
 
 def with_display(out: dict[str, Any], new: dict[str, Document] | None,
                  indexed: Callable[[str], Document]) -> dict[str, Any]:
-    """A duplicate report's pairs with both texts and the passages rendered for reading; side ``a`` is ``new``
-    (abstracts being checked) or, without it, a document ``indexed`` gives by id, as side ``b`` always is."""
+    """A duplicate report's pairs with both texts, their titles (or first sentences) and the passages rendered
+    for reading; side ``a`` is ``new`` (abstracts being checked) or, without it, a document ``indexed`` gives
+    by id, as side ``b`` always is."""
     for group in out["groups"]:
         for pair in group["pairs"]:
-            pair["display"] = {"a": shown(new[pair["a"]] if new is not None else indexed(pair["a"]))["text"],
-                               "b": shown(indexed(pair["b"]))["text"],
+            a = (new[pair["a"]] if new is not None else indexed(pair["a"])).readable(keep_math=True)
+            b = indexed(pair["b"]).readable(keep_math=True)
+            pair["display"] = {"a": a.text, "b": b.text, "a_title": a.title or a.first_sentence(),
+                               "b_title": b.title or b.first_sentence(),
                                "passages": [readable(p) for p in pair["passages"]]}
     return out

@@ -123,6 +123,8 @@ class PairDisplay(BaseModel):
 
     a: str
     b: str
+    a_title: str | None = None
+    b_title: str | None = None
     passages: list[str]
 
 
@@ -153,6 +155,24 @@ class ReportOut(BaseModel):
 
 class DuplicatesOut(ReportOut):
     generation: int
+
+
+class SubmissionOut(BaseModel):
+    """One submission of a batch: its closest flagged match (none: ``verdict`` is "no duplicate")."""
+
+    id: str
+    title: str | None
+    verdict: str
+    match: str | None = None
+    match_title: str | None = None
+    cosine: float | None = None
+    overlap: float | None = None
+
+
+class BatchOut(BaseModel):
+    judged: int
+    generation: int
+    submissions: list[SubmissionOut]
 
 
 class HealthOut(BaseModel):

@@ -271,22 +271,27 @@ function highlighted(text, passages) {
   return out;
 }
 
+const VERDICTS = {exact: "the same text", "near-identical": "nearly the same text", reworded: "nearly the same meaning"};
+
+// A flagged pair: the matched paper by its title, what the verdict means with the wording figure as a
+// sentence, and both texts side by side with the shared passages marked.
 function pairView(pair, ownLabel) {
   const display = pair.display || {a: "", b: "", passages: pair.passages};
+  const title = display.b_title || pair.b;
   return el("div", {className: "match"},
     el("p", {}, el("span", {className: `verdict ${pair.verdict}`, textContent: pair.verdict}),
-       ` · cosine ${pair.cosine.toFixed(3)} · ${(100 * pair.overlap).toFixed(0)}% of the wording shared · `,
-       paperLink(pair.b, pair.b)),
+       `: ${VERDICTS[pair.verdict] || "flagged"}, ${(100 * pair.overlap).toFixed(0)}% of the wording in common ` +
+       `(cosine ${pair.cosine.toFixed(3)}) with `, paperLink(pair.b, title)),
     el("div", {className: "side-by-side"},
        el("div", {}, el("h3", {textContent: ownLabel}), highlighted(display.a, display.passages)),
-       el("div", {}, el("h3", {}, "Indexed: ", paperLink(pair.b, pair.b)), highlighted(display.b, display.passages))));
+       el("div", {}, el("h3", {}, "Indexed: ", paperLink(pair.b, title)), highlighted(display.b, display.passages))));
 }
 
 async function checkDuplicates(event) {
   event.preventDefault();
   const text = $("dup-text").value;
   const box = $("dup-results");
-  box.replaceChildren();
+  clearAnswers();
   if (!text.trim()) { $("dup-status").textContent = "Paste an abstract first."; return; }
   $("dup-status").textContent = "Checking…";
   try {
@@ -307,8 +312,8 @@ async function checkDuplicates(event) {
 
 async function similarToAbstract() {
   const text = $("dup-text").value;
+  clearAnswers();
   if (!text.trim()) { $("dup-status").textContent = "Paste an abstract first."; return; }
-  $("dup-results").replaceChildren();
   $("dup-status").textContent = "Searching…";
   try {
     const body = await post("/similar", {text, k: 10, display: true});
@@ -320,29 +325,54 @@ async function similarToAbstract() {
   } catch (e) { $("dup-status").textContent = e.message; }
 }
 
+const COLUMNS = ["submission", "title", "verdict", "matched paper", "matched title", "cosine", "wording shared (%)"];
+const csvCell = (v) => /[",\n\r]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v);
+
+// A batch judged against the index: a table with one row per submission (the unflagged ones too), and the
+// same rows as a CSV to download (the columns of the API's format=csv). It replaces any earlier answer.
 async function checkBatch(event) {
   event.preventDefault();
   const file = $("batch-file").files[0];
   if (!file) { $("batch-status").textContent = "Choose a JSONL or CSV file of submissions first."; return; }
+  clearAnswers();
   $("batch-status").textContent = `Checking ${file.name}…`;
-  $("batch-download").hidden = true;
   try {
-    const response = await fetch(`/duplicates/check-file?name=${encodeURIComponent(file.name)}`,
+    const response = await fetch(`/duplicates/check-file?name=${encodeURIComponent(file.name)}&format=json`,
                                  {method: "POST", body: file});
-    if (!response.ok) {
-      let message = "";
-      try { message = (await response.json()).error; } catch (e) { /* not JSON */ }
-      throw new Error(response.status === 400 ? message : readable(response.status, message));
-    }
-    const report = await response.text();
-    const rows = report.trim().split("\n").length - 1;
+    let body = {};
+    try { body = await response.json(); } catch (e) { /* not JSON */ }
+    if (!response.ok) throw new Error(response.status === 400 ? body.error : readable(response.status, body.error || ""));
+    const ids = new Set(body.submissions.map((r) => r.id));
+    const cells = (r) => [r.id, r.title || "", r.verdict, r.match || "", r.match_title || "",
+                          r.cosine === null || r.cosine === undefined ? "" : r.cosine.toFixed(3),
+                          r.overlap === null || r.overlap === undefined ? "" : (100 * r.overlap).toFixed(0)];
+    const table = el("table", {className: "batch"}, el("caption", {textContent: `${file.name}: one row per submission`}),
+      el("thead", {}, el("tr", {}, ...["Submission", "Verdict", "Matched paper", "Cosine", "Wording shared"]
+                                     .map((h) => el("th", {scope: "col", textContent: h})))),
+      el("tbody", {}, ...body.submissions.map((r) => el("tr", {className: r.match ? "flagged" : "clear"},
+        el("td", {}, el("span", {className: "id", textContent: r.id}), r.title ? el("br") : null,
+           r.title ? mathText("span", {className: "title"}, r.title) : null),
+        el("td", {}, el("span", {className: `verdict ${r.match ? r.verdict : "none"}`, textContent: r.verdict})),
+        el("td", {}, !r.match ? "" : ids.has(r.match) ? `${r.match_title} (submission ${r.match} of this batch)`
+                                                     : paperLink(r.match, r.match_title || r.match)),
+        el("td", {textContent: cells(r)[5]}), el("td", {textContent: r.match ? `${cells(r)[6]}%` : ""})))));
+    $("batch-results").replaceChildren(table);
+    const csv = [COLUMNS, ...body.submissions.map(cells)].map((row) => row.map(csvCell).join(",")).join("\r\n") + "\r\n";
     const link = $("batch-download");
-    link.href = URL.createObjectURL(new Blob([report], {type: "text/csv"}));
+    link.href = URL.createObjectURL(new Blob([csv], {type: "text/csv"}));
     link.download = file.name.replace(/\.[^.]+$/, "") + "-duplicates.csv";
     link.hidden = false;
-    $("batch-status").textContent = `${response.headers.get("X-Judged")} submissions checked: ` +
-      `${plural(rows, "flagged pair")}.`;
+    const flagged = body.submissions.filter((r) => r.match).length;
+    $("batch-status").textContent = `${plural(body.judged, "submission")} checked: ${flagged} flagged, ` +
+      `${body.judged - flagged} with no duplicate.`;
   } catch (e) { $("batch-status").textContent = e.message; }
+}
+
+// A new check replaces the answer of the one before, single or batch.
+function clearAnswers() {
+  for (const id of ["dup-results", "batch-results"]) $(id).replaceChildren();
+  for (const id of ["dup-status", "batch-status"]) $(id).textContent = "";
+  $("batch-download").hidden = true;
 }
 
 // ---- a page per paper ----------------------------------------------------------------------------
@@ -395,7 +425,8 @@ async function reviewersSection(id, box) {
 
 function flip(pair) {
   const d = pair.display;
-  return {...pair, a: pair.b, b: pair.a, display: d && {a: d.b, b: d.a, passages: d.passages}};
+  return {...pair, a: pair.b, b: pair.a,
+          display: d && {a: d.b, b: d.a, a_title: d.b_title, b_title: d.a_title, passages: d.passages}};
 }
 
 // ---- start ---------------------------------------------------------------------------------------
