@@ -24,7 +24,7 @@ from common import SHARED, save, table  # noqa: E402
 
 from embedsearch import Index  # noqa: E402
 from embedsearch.corpus import read_sources  # noqa: E402
-from embedsearch.topics.cluster import enable_numba_cache  # noqa: E402
+from embedsearch.topics.umap_hdbscan import enable_numba_cache  # noqa: E402
 
 ARXIV = SHARED / "eval" / "arxiv" / "arxiv_kaggle_0704_2000.jsonl"
 

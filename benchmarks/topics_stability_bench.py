@@ -34,7 +34,7 @@ import json, sys, time
 import numpy as np, torch
 from embedsearch.corpus import bundled_sources, read_sources
 from embedsearch.embedding.embed import Embedder, EmbedSettings
-from embedsearch.topics.cluster import TopicSettings, enable_numba_cache
+from embedsearch.topics.umap_hdbscan import TopicSettings, enable_numba_cache
 from embedsearch.topics.consensus import fit_labels
 enable_numba_cache()
 out = {"capability": torch.backends.cpu.get_cpu_capability()}
@@ -61,7 +61,7 @@ print(json.dumps(out))
 COST = """
 import json, resource, sys, time
 import numpy as np
-from embedsearch.topics.cluster import TopicSettings, enable_numba_cache, reduce
+from embedsearch.topics.umap_hdbscan import TopicSettings, enable_numba_cache, reduce
 from embedsearch.topics.sample import fit_sample
 enable_numba_cache()
 n, runs = int(sys.argv[1]), int(sys.argv[2])

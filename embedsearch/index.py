@@ -19,7 +19,7 @@ from .embedding.embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
 from .engine.distributed import job_map
 from .errors import InputError, UnknownIdError
 from .manifest_check import load_manifest
-from .retrieval.search import Answer, SearchSettings, check_k, check_query, nearest, search_many
+from .retrieval.search import Answer, Mode, SearchSettings, check_k, check_query, nearest, search_many
 from .retrieval import filters as flt
 from .store import lexical as lex
 from .store import vectors as vec
@@ -29,7 +29,7 @@ from .store.manifest import Manifest
 from .store.writer import StoreSettings, embed_documents, export_query_encoder
 
 if TYPE_CHECKING:
-    from .dedup import DedupSettings, DuplicateReport
+    from .dedup import DedupSettings, DuplicateReport, OnDuplicate
     from .engine.distributed import RaySettings
     from .topics import TopicModel, TopicSettings
 
@@ -205,12 +205,12 @@ class Index:
     def search_settings(self) -> SearchSettings:
         return SearchSettings(**self.snapshot.manifest.search)
 
-    def search(self, query: str, k: int = 10, mode: str | None = None,
+    def search(self, query: str, k: int = 10, mode: Mode | None = None,
                filters: Sequence[str | flt.Filter] = ()) -> Answer:
         """The ``k`` abstracts that best match a free-text query (``mode``: hybrid, dense or lexical)."""
         return self.search_many([query], k, mode, filters)[0]
 
-    def search_many(self, queries: Sequence[str], k: int = 10, mode: str | None = None,
+    def search_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
                     filters: Sequence[str | flt.Filter] = ()) -> list[Answer]:
         """Answer many queries with one batched encode; ``filters`` restrict by metadata (``year>=2024``)."""
         settings = self.search_settings if mode is None else replace(self.search_settings, mode=mode)
@@ -289,7 +289,7 @@ class Index:
         return self.add_embedded(documents, writer.embed_new(self.refresh().snapshot, documents, progress, encoder),
                                  wait)
 
-    def add_checked(self, documents: Iterable[Document], on_duplicate: str = "refuse",
+    def add_checked(self, documents: Iterable[Document], on_duplicate: OnDuplicate = "refuse",
                     settings: DedupSettings | None = None, progress: bool = False, wait: bool | float = True,
                     encoder: Any = None) -> DuplicateReport:
         """``add``, each new abstract first judged against the index (as ``check_duplicates``): a duplicate

@@ -81,7 +81,7 @@ def test_same_seed_gives_identical_topics_and_coordinates(index_copy, model):
 def test_results_persist_and_adds_keep_the_labels_until_a_refit(index_copy, monkeypatch):
     import shutil
 
-    from embedsearch.topics import cluster
+    from embedsearch.topics import umap_hdbscan as cluster
 
     shutil.rmtree(index_copy.path / "topics", ignore_errors=True)  # the copy carries the fixture's results
     calls = []

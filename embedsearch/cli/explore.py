@@ -13,7 +13,7 @@ from ..dedup.report import DedupSettings
 from ..errors import InputError
 from ..files import durable_file
 from ..store.output import check_output
-from ..topics.cluster import TopicSettings
+from ..topics.umap_hdbscan import TopicSettings
 from ..topics.maps import MAX_POINTS
 from .over_time import BinsOpt, ByOpt, CsvOpt, OverOpt, PlotOpt, PngOpt, StrictOpt
 from .app import (

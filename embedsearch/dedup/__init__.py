@@ -1,6 +1,7 @@
 """Near-duplicate detection: candidates from the vector index, lexical evidence, verdicts, groups."""
 
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -27,7 +28,8 @@ def find_duplicates_against(new: Rows, reference: Snapshot, settings: DedupSetti
     return DuplicateReport.from_candidates(candidates.across(new, reference, settings), settings, new.documents.ids)
 
 
-ON_DUPLICATE = ("refuse", "skip", "add")
+OnDuplicate = Literal["refuse", "skip", "add"]
+ON_DUPLICATE: tuple[OnDuplicate, ...] = get_args(OnDuplicate)
 
 
 def screen(documents: Sequence[Document], embeddings: np.ndarray, reference: Snapshot, settings: DedupSettings,
@@ -76,5 +78,5 @@ def judge(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = loc
     return find_duplicates_against(snapshot, against, settings)
 
 
-__all__ = ["Candidate", "DedupSettings", "DuplicateGroup", "DuplicatePair", "DuplicateReport", "ON_DUPLICATE",
+__all__ = ["Candidate", "DedupSettings", "DuplicateGroup", "DuplicatePair", "DuplicateReport", "ON_DUPLICATE", "OnDuplicate",
            "decide", "find_duplicates", "find_duplicates_against", "judge", "screen"]

@@ -21,11 +21,11 @@ from .dense import Shortlisted, best, shortlists
 from .filters import Filter, allowed as allowed_rows
 from .maxscore import top
 from ..store.snapshot import Snapshot
-from .search import MODES, Answer, Hit, Ranked, SearchSettings, band, check_k, check_query, fuse
+from .search import MODES, Answer, Mode, Hit, Ranked, SearchSettings, band, check_k, check_query, fuse
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Offer:
     """A part's row with both raw scores: ``dense`` is its cosine if it made the part's dense shortlist (else
     None), ``approximate`` its score there where the vector index's is approximate, ``lexical`` whether it
     made the lexical list; ``cosine`` and ``bm25`` are known either way."""
@@ -44,7 +44,7 @@ def stats(snapshot: Snapshot, query: str) -> CorpusStats:
 
 
 def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: CorpusStats | None, depth: int,
-               mode: str, filters: Sequence[str] = (), kinds: dict[str, str] | None = None) -> list[Candidate]:
+               mode: str, filters: Sequence[str] = (), kinds: dict[str, str] | None = None) -> list[Offer]:
     """The rows a part offers for ``mode`` at ``depth``, as one index's ranking takes them: the dense
     shortlist for ``depth`` (``vectors.best`` of every part's is one index's dense top ``depth``) and,
     scored with ``corpus`` (every part's statistics), the lexical top ``depth``. Filters are read with
@@ -62,7 +62,7 @@ def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: Corpu
         return []
     bm25 = None if weighted is None else lexical_index.score_rows(query, rows, corpus, weighted)
     cosines = np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector
-    return [Candidate(r, float(c), None if bm25 is None else float(bm25[i]), dense[r][1] if r in dense else None,
+    return [Offer(r, float(c), None if bm25 is None else float(bm25[i]), dense[r][1] if r in dense else None,
                       r in lexical, dense[r][0] if r in dense else None)
             for i, (r, c) in enumerate(zip(rows.tolist(), cosines))]
 
@@ -95,7 +95,7 @@ class Fanout:
         self.snapshot, self.parts, self.settings = snapshot, parts, settings
         self.starts = np.cumsum([0] + [len(p) for p in snapshot.parts.values()])[:-1].tolist()
 
-    def search(self, query: str, k: int = 10, mode: str | None = None, filters: Sequence[str] = ()) -> Answer:
+    def search(self, query: str, k: int = 10, mode: Mode | None = None, filters: Sequence[str] = ()) -> Answer:
         check_k(k)
         mode = mode or self.settings.mode
         if mode not in MODES:
@@ -116,7 +116,7 @@ class Fanout:
                                                   for p in every})
         return self._answer(offered, k, mode, self.settings.bands())
 
-    def search_many(self, queries: Sequence[str], k: int = 10, mode: str | None = None,
+    def search_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
                     filters: Sequence[str] = ()) -> list[Answer]:
         return [self.search(q, k, mode, filters) for q in queries]
 
@@ -140,7 +140,7 @@ class Fanout:
         offered = {p: [c for c in found if (p, c.row) != skip] for p, found in offered.items()}
         return self._answer(offered, k, "dense", self.settings.bands(abstracts=True))
 
-    def _answer(self, offered: dict[int, list[Candidate]], k: int, mode: str, bands: tuple[float, float]) -> Answer:
+    def _answer(self, offered: dict[int, list[Offer]], k: int, mode: str, bands: tuple[float, float]) -> Answer:
         placed = merge([offered.get(p, []) for p in range(len(self.parts.names))], k, mode, self.settings)
         docs = self.snapshot.documents.get([self.starts[p] + r.row for p, r in placed])
         hits = tuple(Hit(rank, d.id, r.score, d.title, d.text, d.metadata, r.cosine, r.bm25, band(r.cosine, bands))
@@ -149,7 +149,7 @@ class Fanout:
         return Answer(hits, self.snapshot.number, missing)
 
 
-def merge(offered: Sequence[Sequence[Candidate]], k: int, mode: str,
+def merge(offered: Sequence[Sequence[Offer]], k: int, mode: str,
           settings: SearchSettings) -> list[tuple[int, Ranked]]:
     """One ranking of ``k`` ``(part, ranked row)`` from every part's candidates (``offered[p]`` is part
     ``p``'s): the global dense and lexical top ``depth``, fused over their union with each signal divided by
@@ -173,7 +173,7 @@ def merge(offered: Sequence[Sequence[Candidate]], k: int, mode: str,
     return [(order[r.row][0], Ranked(order[r.row][1], r.score, r.cosine, r.bm25)) for r in fused]
 
 
-def nearest(pool: Sequence[tuple[int, Candidate]], k: int) -> list[tuple[int, Candidate]]:
+def nearest(pool: Sequence[tuple[int, Offer]], k: int) -> list[tuple[int, Offer]]:
     """The dense top ``k`` of every part's shortlist, as ``vectors.best`` takes it over one index's segments."""
     shortlisted = {(p, c.row): (p, c) for p, c in pool if c.dense is not None}
     return [shortlisted[key] for key, _, _ in best([Shortlisted(key, c.approximate, c.dense) for key, (_, c) in

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -22,8 +22,12 @@ from .filters import Filter, allowed as allowed_rows
 from ..store.snapshot import Snapshot
 
 MAX_QUERY_CHARS = 20_000
-MODES = ("hybrid", "dense", "lexical")
-FUSIONS = ("max", "minmax", "rrf")
+Mode = Literal["hybrid", "dense", "lexical"]
+Fusion = Literal["max", "minmax", "rrf"]
+Band = Literal["close", "related", "distant"]
+BestMatch = Literal["close", "related", "none"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
 
 
 @dataclass(frozen=True)
@@ -34,8 +38,8 @@ class SearchSettings:
     abstract's neighbours (``similar``) use the ``similar_`` pair. All were measured for all-MiniLM-L6-v2
     (benchmarks/score_bands_bench.py); another model may want others."""
 
-    mode: str = "hybrid"
-    fusion: str = "max"
+    mode: Mode = "hybrid"
+    fusion: Fusion = "max"
     dense_weight: float = 0.6
     candidates: int = 100
     rrf_k: int = 60
@@ -84,7 +88,7 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
     cosine: float | None = None
     bm25: float | None = None
-    match: str = "distant"
+    match: Band = "distant"
 
     @property
     def preview(self) -> str:
@@ -124,7 +128,7 @@ class Answer(Sequence[Hit]):
         return bool(self.missing)
 
     @property
-    def match(self) -> str:
+    def match(self) -> BestMatch:
         return best_match(self.hits)
 
 
@@ -133,13 +137,13 @@ SCORES = {"hybrid": "the fused score (meaning and words, each relative to the be
           "lexical": "the BM25 score (how well the words match)"}
 
 
-def score_note(mode: str) -> str:
+def score_note(mode: Mode) -> str:
     """What the number beside a result is, in one line: the score that orders them; the band is a label."""
     return (f"Ordered by {SCORES[mode]}; close, related and distant say how close in meaning each is "
             "(cosine), whatever the order.")
 
 
-def best_match(hits: Sequence[Hit]) -> str:
+def best_match(hits: Sequence[Hit]) -> BestMatch:
     """``close`` or ``related`` when a hit is, else ``none``: the answer has no close match."""
     return next((band for band in ("close", "related") if any(h.match == band for h in hits)), "none")
 
@@ -246,7 +250,7 @@ def hits(snapshot: Snapshot, ranked: Sequence[Ranked], bands: tuple[float, float
             for rank, (r, doc) in enumerate(zip(ranked, documents), start=1)]
 
 
-def band(cosine: float | None, bands: tuple[float, float]) -> str:
+def band(cosine: float | None, bands: tuple[float, float]) -> Band:
     related, close = bands
     if cosine is not None and cosine >= close:
         return "close"

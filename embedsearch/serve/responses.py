@@ -3,9 +3,11 @@ error body every failure has, declared with the statuses each route can give."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..retrieval.search import Band, BestMatch
 
 
 class ErrorBody(BaseModel):
@@ -30,12 +32,11 @@ class HitOut(BaseModel):
     text: str
     cosine: float | None
     bm25: float | None
-    match: Literal["close", "related", "distant"]
+    match: Band
     metadata: dict[str, Any]
     display: Display | None = None
 
 
-BestMatch = Literal["close", "related", "none"]
 
 
 class SearchOut(BaseModel):

@@ -9,9 +9,10 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ..corpus import Document, parse_record
+from ..dedup import OnDuplicate
+from ..retrieval.search import Mode
 from .settings import LIMITS
 
-Mode = Literal["hybrid", "dense", "lexical"]
 
 
 def _clean(text: str) -> str:
@@ -104,5 +105,5 @@ class NewDocument(Strict):
 class AddDocuments(Strict):
     documents: list[NewDocument] = Field(min_length=1, max_length=LIMITS.add)
     check_duplicates: Annotated[bool, Field(strict=True)] = False
-    on_duplicate: Literal["refuse", "skip", "add"] = Field("refuse", description=(
+    on_duplicate: OnDuplicate = Field("refuse", description=(
         "With check_duplicates: refuse the whole add (409), skip the duplicates, or add them anyway."))

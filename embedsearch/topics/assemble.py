@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import InputError
-from . import cluster as cl
+from . import umap_hdbscan as cl
 from .labels import CANDIDATES, by_meaning, keywords, label
 from .results import Topic, TopicModel
 

@@ -18,7 +18,7 @@ from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError, EmbedsearchError, InputError
 from ..files import staged_folder
 from ..store.snapshot import Snapshot
-from . import cluster as cl
+from . import umap_hdbscan as cl
 from .assemble import Corpus, assemble, enough
 from .consensus import fit_labels
 from .extend import extend

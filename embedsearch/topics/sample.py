@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.jobs import JobRunner, local_map
-from .cluster import TopicSettings, compilable, enable_numba_cache
+from .umap_hdbscan import TopicSettings, compilable, enable_numba_cache
 from .consensus import fit_labels
 
 ROWS_PER_JOB = 20_000
