@@ -187,6 +187,9 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
                            "return d[d.length - 1].text; }")
     assert "000_bb58e7a7d5c95935:11" in ringed  # by meaning: no abstract holds the phrase, word search rings none
     assert len(ringed) <= 10  # the best few, not half the map
+    listed = page.locator("#found li button")  # and listed beside the map, by title or first words
+    assert listed.count() == len(ringed) and all(len(t) > 20 for t in listed.all_inner_texts())
+    robots = ringed.index("000_bb58e7a7d5c95935:11")
     page.fill("#search", "zzzqqq xyzzy")
     page.wait_for_function("document.getElementById('count').textContent.startsWith('No close match')")
     assert page.evaluate("() => { const d = document.getElementById('plotly-map').data; "
@@ -194,6 +197,10 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
     assert page.locator("h2").inner_text().startswith("corpus: 57 papers")  # the corpus's name, not the folder's
     assert page.get_by_role("link", name="← Search the papers").get_attribute("href").startswith("/")
     assert page.locator(f"#paper a[href='/paper/{quote(CTMC, safe='')}']").count() == 1
+    page.fill("#search", "how robots learn from video")
+    page.wait_for_function("document.querySelectorAll('#found li').length > 0")
+    page.locator("#found li button").nth(robots).click()  # a listed paper opens beside the map
+    page.wait_for_function("document.querySelector('#paper .topic').textContent.startsWith('000_bb58e7a7d5c95935:11')")
     shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
     if shots:
         page.fill("#search", "how robots learn from video")

@@ -19,98 +19,13 @@ from ..files import durable_file
 from ..store.docstore import DocumentStore
 from ..store.output import check_output
 from ..store.snapshot import LiveDocuments
+from .map_page import PAGE as _PAGE
 from .model import TopicModel
 
 WEBGL_ABOVE = 5000
 TOOLBAR_MARGIN = 44  # px above the plot: plotly's toolbar sits there instead of over the legend
 MAX_POINTS = 20_000
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 0; display: flex; height: 100vh; }}
-#side {{ width: 360px; padding: 12px; overflow-y: auto; border-right: 1px solid #ddd; box-sizing: border-box; }}
-#map {{ flex: 1; min-width: 0; }}
-#links {{ font-size: 13px; margin: 0 0 8px; }}
-@media (max-width: 700px) {{
-  body {{ flex-direction: column; height: auto; }}
-  #side {{ width: 100%; border-right: none; border-bottom: 1px solid #ddd; max-height: 45vh; }}
-  #map, #plotly-map {{ height: 70vh !important; }}
-}}
-#search {{ width: 100%; padding: 6px; font-size: 14px; box-sizing: border-box; }}
-#count {{ color: #555; margin: 6px 0 12px; font-size: 13px; }}
-#paper h3 {{ font-size: 14px; margin: 8px 0 4px; }} #paper p {{ font-size: 13px; line-height: 1.4; }}
-.topic {{ color: #555; font-size: 12px; }}
-</style></head><body>
-<div id="side"><h2 style="font-size:16px">{title}</h2>{links}
-<input id="search" type="search" placeholder="{placeholder}" aria-label="search">
-<div id="count">{counted}</div><div id="paper"><p>Click a point to read its abstract.</p></div></div>
-<div id="map">{plot}</div>
-<script>
-const DOCS = {docs};
-const API = {api};
-const plot = document.getElementById("plotly-map");
-const BY_ID = new Map(DOCS.map(d => [d.id, d]));
-const COUNTED = "{counted}";
-async function show(i) {{
-  const d = DOCS[i];
-  document.getElementById("paper").innerHTML = "";
-  const h = document.createElement("h3"); h.textContent = d.title || d.id;
-  const t = document.createElement("div"); t.className = "topic"; t.textContent = d.id + " · " + d.label;
-  const p = document.createElement("p"); p.textContent = d.text || "Loading…";
-  document.getElementById("paper").append(h, t, p);
-  if (API) {{  // served: the text comes from the API when asked for, not inside the page
-    fetch("/documents/" + encodeURIComponent(d.id) + "?display=true").then(r => r.json())
-      .then(doc => {{ p.textContent = doc.display ? doc.display.text : doc.error; }})
-      .catch(() => {{ p.textContent = "The abstract could not be loaded."; }});
-    const a = document.createElement("a"); a.href = "/paper/" + encodeURIComponent(d.id); a.textContent = "Open the paper's page";
-    document.getElementById("paper").append(a);
-  }}
-}}
-plot.on("plotly_click", ev => show(ev.points[0].customdata[0]));
-const HIGHLIGHT = plot.data.length - 1;
-function ring(hits, note) {{
-  Plotly.restyle(plot, {{x: [hits.map(d => d.x)], y: [hits.map(d => d.y)], customdata: [hits.map(d => [d.i])],
-                        text: [hits.map(d => d.id)]}}, [HIGHLIGHT]);
-  const count = document.getElementById("count");
-  count.textContent = note === null ? COUNTED : note;
-  count.dataset.matches = hits.length;
-}}
-function wordSearch(q) {{
-  const hits = DOCS.filter(d => (d.id + " " + (d.title || "") + " " + d.text).toLowerCase().includes(q.toLowerCase()));
-  ring(hits, hits.length + " matching papers highlighted");
-}}
-let pending = null, timer = null;
-async function meaningSearch(q) {{
-  if (pending) pending.abort();
-  pending = new AbortController();
-  try {{
-    const r = await fetch(API + "?k=10&q=" + encodeURIComponent(q), {{signal: pending.signal}});
-    const body = await r.json();
-    if (!r.ok) {{ ring([], r.status === 422 ? "Type some words to search for." : body.error); return; }}
-    const hits = body.hits.filter(h => h.match !== "distant").map(h => BY_ID.get(h.id)).filter(Boolean);
-    ring(hits, hits.length ? hits.length + " best matches ringed (close or related in meaning)"
-                           : "No close match on this map: no paper is related to the query.");
-    const link = document.getElementById("to-search");
-    if (link) link.href = "/?q=" + encodeURIComponent(q);
-  }} catch (e) {{ if (e.name !== "AbortError") ring([], "search failed: " + e.message); }}
-}}
-const box = document.getElementById("search");
-box.addEventListener("input", ev => {{
-  const q = ev.target.value.trim();
-  clearTimeout(timer);
-  if (!q) {{ ring([], null); return; }}
-  if (API) timer = setTimeout(() => meaningSearch(q), 250); else wordSearch(q);
-}});
-const params = new URLSearchParams(location.search);
-if (params.get("focus") && BY_ID.has(params.get("focus"))) {{
-  const d = BY_ID.get(params.get("focus"));
-  show(d.i); ring([d], "showing " + d.id);
-}}
-if (params.get("q")) {{ box.value = params.get("q"); box.dispatchEvent(new Event("input")); }}
-</script></body></html>
-"""
 
 
 def shown_rows(assigned: np.ndarray, max_points: int = MAX_POINTS, seed: int = 0) -> np.ndarray:
@@ -190,7 +105,9 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
                f"{len(topics)} topics")
     placeholder = "Search by meaning…" if search_api else "Search abstracts (id or words)…"
     links = ('<p id="links"><a id="to-search" href="/">← Search the papers</a></p>' if search_api else "")
+    below = [float(coords[assigned == t.id][:, 1].min()) for t in topics]
     return _PAGE.format(title=html.escape(title), counted=counted, plot=plot, placeholder=placeholder, links=links,
+                        below=json.dumps(below),
                         api=json.dumps(search_api), docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
 
 
