@@ -169,7 +169,7 @@ def test_writes_are_refused_without_the_token_and_change_nothing(server, client)
     before = client.get("/info").json()
     new = {"documents": [{"id": "intruder", "text": "An abstract that must not be added."}]}
     for headers, status in (({}, 401), ({"Authorization": "Bearer wrong"}, 403), ({"Authorization": TOKEN}, 401),
-                            ({"Authorization": "Basic x"}, 401), ({"Authorization": "Bearer "}, 401)):
+                            ({"Authorization": "Basic x"}, 401), ({"Authorization": "Bearer"}, 401)):
         for refused in (client.post("/documents", json=new, headers=headers),
                         client.delete(f"/documents/{CTMC}", headers=headers), client.post("/compact", headers=headers)):
             assert refused.status_code == status, (headers, refused.text)

@@ -164,7 +164,7 @@ def test_keyboard_only_and_phone_width(browser, server):
     page.keyboard.type("robot world models")
     page.keyboard.press("Enter")
     page.locator("#results > li").first.wait_for()
-    for _ in range(8):  # mode, the filters, k, then the first result's button
+    for _ in range(10):  # the search button, mode, the filters, k, then the first result's button
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.classList.contains('toggle')"):
             break
@@ -376,3 +376,57 @@ def test_the_numbers_beside_results_follow_their_order_and_a_line_says_what_they
     assert page.locator("#k").input_value() == "100" and "at most 100" in page.locator("#status").inner_text()
     page.locator("#mode").select_option("lexical")
     page.wait_for_function("document.getElementById('score-note').textContent.includes('BM25')")
+
+
+def test_search_controls_people_expect(page, server, metadata_index):
+    """Readable field names, a searchable box for a field of many values, a search button, a line on the
+    modes, export of the results as CSV and JSON, and an abstract pasted into the search box shown whole
+    with "papers like this abstract" one click away."""
+    import csv as csvmodule
+
+    def with_many_values(route):
+        info = route.fetch().json()
+        info["fields"].append({"name": "primary_category", "kind": "text", "distinct": 125,
+                               "values": [{"value": f"cat.{n:03d}", "count": 1} for n in range(40)]})
+        route.fulfill(json=info)
+
+    page.route("**/info", with_many_values)
+    searched = []
+    page.on("request", lambda r: searched.append(r.url) if "/search?" in r.url else None)
+    page.goto(server.url + "/")
+    page.wait_for_function("document.querySelectorAll('#filters [data-field]').length >= 4")
+    labels = page.locator("#filters label").all_inner_texts()
+    assert any(t.startswith("Track") for t in labels) and any(t.startswith("Year from") for t in labels)
+    assert any(t.startswith("Primary category") for t in labels) and not any("_" in t for t in labels)
+    box = page.locator("#filters input.values")
+    assert box.get_attribute("list") and page.locator(f"datalist#{box.get_attribute('list')} option").count() == 40
+    assert "Hybrid ranks by meaning and words" in page.locator("#modes-note").inner_text()
+    page.fill("#q", "discrete diffusion with continuous-time Markov chains")
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_function("(id) => (document.querySelector('#results > li') || {}).innerText?.includes(id)",
+                           arg=CTMC)
+    box.fill("cat.007")
+    box.dispatch_event("change")
+    page.wait_for_function("document.getElementById('status').textContent.includes('filter')")
+    assert any("filter=primary_category%3Dcat.007" in u for u in searched)  # the value became a filter
+    box.fill("")
+    box.dispatch_event("change")
+    page.locator("#results > li").first.wait_for()
+    with page.expect_download() as csv_file:
+        page.locator("#export-csv").click()
+    rows = list(csvmodule.reader(Path(csv_file.value.path()).read_text().splitlines()))
+    assert rows[0] == ["rank", "id", "title", "score", "cosine", "bm25", "match"] and rows[1][1] == CTMC
+    assert len(rows) - 1 == page.locator("#results > li").count()
+    with page.expect_download() as json_file:
+        page.locator("#export-json").click()
+    exported = json.loads(Path(json_file.value.path()).read_text())
+    assert exported["hits"][0]["id"] == CTMC and exported["query"].startswith("discrete diffusion")
+    abstract = metadata_index.documents.get([metadata_index.documents.row_of[CTMC]])[0].text
+    page.fill("#q", abstract)
+    height = page.locator("#q").bounding_box()["height"]
+    assert height > 100  # the pasted abstract shows, not just its tail on one line
+    page.get_by_role("button", name="Papers like this abstract").first.wait_for()
+    page.locator("#like-abstract").click()
+    page.wait_for_function("document.getElementById('status').textContent.includes('like this abstract')")
+    assert page.locator("#results > li .id").first.inner_text() == CTMC
+    expected_failures(page, 400)  # the filter on a field this index lacks, answered as a sentence

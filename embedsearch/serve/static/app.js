@@ -90,6 +90,9 @@ function paperLink(id, text) {
 }
 
 // ---- filters and the URL -------------------------------------------------------------------------
+const fieldLabel = (name) => { const words = name.replace(/[_.-]+/g, " ").trim(); return words[0].toUpperCase() + words.slice(1); };
+const MANY = 12;  // more values than this: a searchable box (type to find one) rather than a long list
+
 function buildFilters(fields) {
   const box = $("filters");
   box.replaceChildren();
@@ -99,14 +102,23 @@ function buildFilters(fields) {
         const input = el("input", {type: "number", step: "any", placeholder: op === ">=" ? field.min : field.max});
         input.dataset.field = field.name; input.dataset.op = op;
         input.addEventListener("input", schedule);
-        box.append(el("label", {}, `${field.name} ${label} `, input));
+        box.append(el("label", {}, `${fieldLabel(field.name)} ${label} `, input));
       }
+    } else if (field.values && field.values.length > MANY) {
+      const list = el("datalist", {id: `values-${field.name}`},
+                      ...field.values.map((v) => el("option", {value: String(v.value), label: `${v.count} papers`})));
+      const input = el("input", {type: "search", placeholder: `any of ${field.distinct || field.values.length}`,
+                                 className: "values"});
+      input.setAttribute("list", list.id);
+      input.dataset.field = field.name; input.dataset.op = "=";
+      input.addEventListener("change", () => run(true));
+      box.append(el("label", {}, `${fieldLabel(field.name)} `, input, list));
     } else if (field.values && field.values.length > 1) {
       const select = el("select", {}, el("option", {value: "", textContent: "any"}));
       for (const v of field.values) select.append(el("option", {value: String(v.value), textContent: `${v.value} (${v.count})`}));
       select.dataset.field = field.name; select.dataset.op = "=";
       select.addEventListener("change", () => run(true));
-      box.append(el("label", {}, `${field.name} `, select));
+      box.append(el("label", {}, `${fieldLabel(field.name)} `, select));
     }
   }
 }
@@ -133,6 +145,9 @@ function remember(push) {
   if (url !== location.pathname + location.search) history[push ? "pushState" : "replaceState"]({}, "", url);
 }
 
+// The box grows with what is in it (a pasted abstract shows whole, up to the CSS height limit).
+function grow() { const q = $("q"); q.style.height = "auto"; q.style.height = `${q.scrollHeight + 2}px`; }
+
 function restoreForm() {
   const params = new URLSearchParams(location.search);
   $("q").value = params.get("q") || "";
@@ -146,6 +161,7 @@ function restoreForm() {
     const given = wanted.find((f) => f.startsWith(prefix) && !"=<>".includes(f[prefix.length] || ""));
     control.value = given ? given.slice(prefix.length) : "";
   }
+  grow();
 }
 
 // ---- results -------------------------------------------------------------------------------------
@@ -236,9 +252,35 @@ async function run(push) {
     renderHits($("results"), body.hits);
     $("status").textContent = status(body) + (capped ? ` (at most ${MAX_K} per search)` : "");
     if (body.hits.length) $("score-note").textContent = scoreNote(mode);
+    offerExport(body.hits, q, mode);
   } catch (e) {
     if (e.name !== "AbortError") { $("results").replaceChildren(); $("status").textContent = e.message; }
   }
+}
+
+// The shown results as files to keep (the same fields the API gives), and, for a pasted abstract, a way to
+// ask for papers like it instead (as "Papers like this abstract" in the duplicate panel does).
+const EXPORTED = ["rank", "id", "title", "score", "cosine", "bm25", "match"];
+function offerExport(hits, q, mode) {
+  const rows = hits.map((h) => Object.fromEntries(EXPORTED.map((f) => [f, h[f] ?? ""])));
+  const csv = [EXPORTED, ...rows.map((r) => EXPORTED.map((f) => r[f]))].map((r) => r.map(csvCell).join(",")).join("\r\n");
+  $("export-csv").href = URL.createObjectURL(new Blob([csv + "\r\n"], {type: "text/csv"}));
+  $("export-json").href = URL.createObjectURL(new Blob([JSON.stringify({query: q, mode, hits}, null, 1)],
+                                                      {type: "application/json"}));
+  $("result-actions").hidden = !hits.length;
+  $("like-abstract").hidden = q.length < 300;
+}
+
+async function likeAbstract() {
+  const text = $("q").value.trim();
+  $("status").textContent = "Searching…";
+  try {
+    const body = await post("/similar", {text, k: Math.min(MAX_K, parseInt($("k").value, 10) || 10), display: true});
+    renderHits($("results"), body.hits, true);
+    $("status").textContent = `${plural(body.hits.length, "paper")} like this abstract, by closeness in meaning`;
+    $("score-note").textContent = scoreNote("dense");
+    offerExport(body.hits, text, "dense");
+  } catch (e) { $("status").textContent = e.message; }
 }
 
 function status(body) {
@@ -432,7 +474,11 @@ function flip(pair) {
 // ---- start ---------------------------------------------------------------------------------------
 async function start() {
   // Handlers first: a form used before /info answers must not fall back to a native submit (a reload).
-  $("q").addEventListener("input", schedule);
+  $("q").addEventListener("input", () => { grow(); schedule(); });
+  $("q").addEventListener("keydown", (e) => {  // Enter searches; Shift+Enter is a new line
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); run(true); }
+  });
+  $("like-abstract").addEventListener("click", likeAbstract);
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); run(true); });
   $("mode").addEventListener("change", () => run(true));
   $("k").addEventListener("change", () => { capped = false; run(true); });
