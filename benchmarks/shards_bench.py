@@ -2,9 +2,9 @@
 machine: throughput and latency under the same load, answer equality, and memory and disk per shard.
 
 The index is merge_memory_bench's streamed build (SciFact-sentence texts, clustered vectors, 1% removed),
-compacted. ``Cluster.split`` cuts it into two shards by id hash. The single index is served by `embedsearch
-serve --workers 1`; the cluster by `embedsearch serve-cluster --replicas 1` (an ingress and one replica per
-shard, on Ray Serve). Each server is alone on the machine while measured; the load client shares the two
+compacted. ``Index.split`` cuts it into two shards by id hash. The single index is served by `embedsearch
+serve --workers 1`; the cluster by `embedsearch serve --index CLUSTER --engine ray --replicas 1` (an ingress
+and one replica per shard, on Ray Serve). Each server is alone on the machine while measured; the load client shares the two
 cores with it. Queries are SciFact's test claims (hybrid, k=10), each asked once of both for equality.
 
     python benchmarks/shards_bench.py --n 1000000 --work /tmp/shards-1m
@@ -34,11 +34,10 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from common import peak_rss_mb
 from embedsearch import Index
-from embedsearch.shards import Cluster
 start = time.perf_counter()
-cluster = Cluster.split(Index.load(sys.argv[2]), sys.argv[3], 2)
+cluster = Index.load(sys.argv[2]).split(sys.argv[3], 2)
 print(json.dumps({"split_s": time.perf_counter() - start, "split_peak_mb": peak_rss_mb(),
-                  "shard_documents": [len(s.index) for s in cluster.shards]}))
+                  "shard_documents": [len(s) for s in cluster.shards]}))
 """
 
 
@@ -129,7 +128,7 @@ def serve_single(index: Path, port: int, asked: list[str], clients: int) -> dict
 
 
 def serve_cluster(cluster: Path, port: int, asked: list[str], clients: int) -> dict:
-    server = subprocess.Popen([sys.executable, "-m", "embedsearch", "serve-cluster", "--cluster", str(cluster),
+    server = subprocess.Popen([sys.executable, "-m", "embedsearch", "serve", "--index", str(cluster), "--engine", "ray",
                                "--port", str(port), "--replicas", "1", "--cpus", "0.25"], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -151,12 +150,11 @@ def _same(a: list, b: list) -> bool:
 
 
 def in_process(single: Path, cluster: Path, asked: list[str]) -> dict[str, str]:
-    """Answer equality alone, both opened in this process (no servers): ``Cluster.search`` against
-    ``Index.search`` over the first 60 claims in each mode."""
+    """Answer equality alone, both opened in this process (no servers): the cluster's ``Index.search`` against
+    the single index's over the first 60 claims in each mode."""
     from embedsearch import Index
-    from embedsearch.shards import Cluster
 
-    one, many = Index.load(single), Cluster.open(cluster)
+    one, many = Index.load(single), Index.load(cluster)
     equal = {}
     for mode in ("hybrid", "lexical", "dense"):
         same = sum(_same([(h.id, h.score) for h in one.search(q, 10, mode=mode)],

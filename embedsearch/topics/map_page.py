@@ -20,7 +20,9 @@ body {{ font-family: system-ui, sans-serif; margin: 0; display: flex; height: 10
 #count {{ color: #555; margin: 6px 0 12px; font-size: 13px; }}
 #paper h3 {{ font-size: 14px; margin: 8px 0 4px; }} #paper p {{ font-size: 13px; line-height: 1.4; }}
 .topic {{ color: #555; font-size: 12px; }}
-#found {{ padding-left: 20px; font-size: 13px; }} #found button {{ all: unset; cursor: pointer; color: #1a56a0; }}
+#found {{ padding-left: 22px; font-size: 13px; }} #found li {{ margin: 2px 0; }}
+#found button {{ all: unset; display: block; cursor: pointer; color: #1a56a0; white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; max-width: 100%; }}
 #found button:hover, #found button:focus {{ text-decoration: underline; }}
 #legend-list ul {{ list-style: none; padding: 0; font-size: 13px; }} #legend-list li {{ margin: 2px 0; }}
 #legend-list button {{ all: unset; cursor: pointer; }} .swatch {{ display: inline-block; width: 10px; height: 10px;
