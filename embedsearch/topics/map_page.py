@@ -78,9 +78,9 @@ function highlightOne(d) {{
   Plotly.restyle(plot, {{x: [[d.x]], y: [[d.y]], customdata: [[[d.i]]], text: [[d.id]]}}, [HIGHLIGHT]);
 }}
 
-// Narrow screens: the legend folds into the side panel, so the plot keeps the width. Labels stay inside the
-// plot and never overlap: each (largest topic first) is nudged inside, else moved below its points, else
-// dropped (the folded legend still names every topic).
+// Narrow screens: the legend folds into the side panel, so the plot keeps the width. Labels (which plotly
+// keeps inside the plot) never overlap: each, largest topic first, stays above its points, else moves below
+// them, else is dropped (the folded legend still names every topic).
 const NARROW = window.matchMedia("(max-width: 700px)");
 const ORIGINAL = (plot.layout.annotations || []).map(a => ({{...a}}));
 let placing = false;
@@ -91,20 +91,20 @@ async function fit() {{
     await Plotly.relayout(plot, {{showlegend: !NARROW.matches, annotations: ORIGINAL.map(a => ({{...a}}))}});
     const area = plot.querySelector(".nsewdrag").getBoundingClientRect(), top = plot.getBoundingClientRect().top;
     const ya = plot._fullLayout.yaxis, kept = [];
-    const inside = (b) => b.left >= area.left && b.right <= area.right && b.top >= area.top && b.bottom <= area.bottom;
+    const inside = (b) => b.top >= area.top && b.bottom <= area.bottom;  // a label moved below stays in the plot
     const clear = (b) => kept.every(k => b.right <= k.left || b.left >= k.right || b.bottom <= k.top || b.top >= k.bottom);
     const placed = [...plot.querySelectorAll(".annotation")].map((node, i) => {{
       const r = node.getBoundingClientRect(), a = {{...ORIGINAL[i]}};
-      const dx = Math.max(0, area.left + 2 - r.left) - Math.max(0, r.right - (area.right - 2));
-      const above = {{left: r.left + dx, right: r.right + dx, top: r.top, bottom: r.bottom}};
+      const above = {{left: r.left, right: r.right, top: r.top, bottom: r.bottom}};
       const low = ya.l2p(BELOW[i]) + ya._offset + top + 6;
       const below = {{left: above.left, right: above.right, top: low, bottom: low + r.height}};
       for (const [box, where] of [[above, {{}}], [below, {{y: BELOW[i], yanchor: "top", yshift: -6}}]]) {{
-        if (inside(box) && clear(box)) {{ kept.push(box); return {{...a, ...where, xshift: dx, visible: true}}; }}
+        if (inside(box) && clear(box)) {{ kept.push(box); return {{...a, ...where, visible: true}}; }}
       }}
       return {{...a, visible: false}};
     }});
     await Plotly.relayout(plot, {{annotations: placed}});
+    plot.dataset.placed = String(placed.filter(a => a.visible).length);  // labels shown, for a reader or a test
   }} finally {{ placing = false; }}
 }}
 function legendList() {{
