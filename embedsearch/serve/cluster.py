@@ -60,13 +60,16 @@ class RayParts:
         return getattr(self.handles[part], method).remote(self.generations[part], *args)
 
     def round(self, method: str, args: dict[int, tuple]) -> dict[int, Any]:
+        """Every part's answer within one ``shard_timeout_s`` of the round's start (a resend after a dead
+        replica gets a fresh one): parts that do not answer cost one timeout, not one each."""
         sent = {p: self._send(p, method, a) for p, a in args.items()}
+        deadline = time.monotonic() + self.settings.shard_timeout_s
         out: dict[int, Any] = {}
         for p, a in args.items():
             response = sent[p]
             for attempt in range(self.settings.retries + 1):
                 try:
-                    out[p] = response.result(timeout_s=self.settings.shard_timeout_s)
+                    out[p] = response.result(timeout_s=max(0.0, deadline - time.monotonic()))
                     break
                 except TimeoutError:
                     response.cancel()
@@ -77,6 +80,7 @@ class RayParts:
                     log.warning("shard %s: %s on attempt %d", self.names[p], type(exc).__name__, attempt + 1)
                     time.sleep(0.2 * (attempt + 1))
                     response = self._send(p, method, a)
+                    deadline = max(deadline, time.monotonic() + self.settings.shard_timeout_s)
         return out
 
 
