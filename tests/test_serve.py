@@ -455,14 +455,27 @@ def test_a_busy_port_is_one_line_before_anything_says_serving(metadata_index):
                                                   if line.startswith("error: cannot listen on 127.0.0.1")]
 
 
-def test_the_first_topic_fit_runs_outside_the_worker(metadata_index, tmp_path):
+def test_the_first_topic_fit_runs_outside_the_worker_and_a_failed_one_is_tried_again(metadata_index, tmp_path):
     """UMAP, HDBSCAN and numba stay loaded in any process that fitted once (about 150 MB): the worker leaves
-    the first fit to a child process and reads the saved result."""
+    the first fit to a child process and reads the saved result. A fit that fails (here: a file stands where
+    the topics folder goes) says why and when it is tried again, and is, without a restart or a commit."""
     shutil.copytree(metadata_index.path, tmp_path / "idx", ignore=shutil.ignore_patterns("topics"))
-    running = Server(tmp_path / "idx")
+    blocker = tmp_path / "idx" / "topics"
+    blocker.write_text("in the way")
+    running = Server(tmp_path / "idx", "--topics-retry", "2")
     try:
-        preparing = httpx.get(running.url + "/map", timeout=10)  # a page that says so, not an error
-        assert preparing.status_code == 200 and "being prepared" in preparing.text
+        deadline = time.time() + 60
+        while "could not be computed" not in (failed := httpx.get(running.url + "/topics", timeout=10)).text:
+            assert time.time() < deadline and failed.status_code == 503, failed.text
+            time.sleep(0.2)
+        assert failed.status_code == 503 and "trying again in" in failed.text and failed.headers["Retry-After"]
+        page = httpx.get(running.url + "/map", timeout=10)
+        assert page.status_code == 503 and "not ready" in page.text and str(blocker) in page.text
+        blocker.unlink()
+        while "not ready" in (preparing := httpx.get(running.url + "/map", timeout=10)).text:
+            assert time.time() < deadline, preparing.text
+            time.sleep(0.2)
+        assert preparing.status_code == 200 and "being prepared" in preparing.text  # a page that says so, not an error
         assert '<meta http-equiv="refresh"' in preparing.text
         assert running.wait_for_topics()["topics"]
         maps = Path(f"/proc/{running.proc.pid}/maps").read_text()

@@ -25,6 +25,8 @@ def serve(index: str | None = IndexOpt,
                                                     help="File holding the write token (or set EMBEDSEARCH_TOKEN)."),
           topics: bool = typer.Option(_DEFAULT.topics, "--topics/--no-topics",
                                       help="Fit topics in the background when none are saved."),
+          topics_retry: float = typer.Option(_DEFAULT.topics_retry_seconds, "--topics-retry", min=0.1,
+                                             help="Seconds before a failed topic fit is tried again (doubling)."),
           reviewers: Path | None = typer.Option(None, "--reviewers",
                                                 help="Reviewers' archives or publications: adds /reviewers/for and "
                                                      "who could review each paper on its page."),
@@ -63,6 +65,6 @@ def serve(index: str | None = IndexOpt,
         run_on_ray(path, ClusterSettings(replicas=replicas, cpus=cpus, shard_timeout_s=shard_timeout,
                                          writable=writable), token, host, port, ray_address)
         return
-    settings = ServeSettings(host=host, port=port, workers=workers, writable=writable, topics=topics,
+    settings = ServeSettings(host=host, port=port, workers=workers, writable=writable, topics=topics, topics_retry_seconds=topics_retry,
                              reviewers=str(reviewers.resolve()) if reviewers else "")
     run(path, settings, token)

@@ -31,7 +31,7 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
     searches are answered by the shards where they run."""
     from . import api, duplicates, page
 
-    topics = TopicsState(settings.topics)
+    topics = TopicsState(settings.topics, settings.topics_retry_seconds)
     live = Live(Path(path), settings, on_change=topics.want, parts=parts)
     topics.want(live.current)
     @asynccontextmanager

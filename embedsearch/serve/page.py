@@ -4,6 +4,7 @@ by the app and a search box that asks the API."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from functools import lru_cache
@@ -76,6 +77,14 @@ PREPARING = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 This page reloads itself every 10 seconds and shows the map when it is ready.</p>
 <p><a href="/">Search the papers meanwhile</a></p></main></body></html>"""
 
+FAILED = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><meta http-equiv="refresh" content="WAIT">
+<title>Topic map: not ready · embedsearch</title><link rel="stylesheet" href="/static/style.css"></head>
+<body><main><h1>The topic map is not ready</h1>
+<p role="alert">The last attempt to fit topics failed: WHY</p>
+<p>It is tried again in WAIT seconds; this page reloads itself then.</p>
+<p><a href="/">Search the papers meanwhile</a></p></main></body></html>"""
+
 
 def check_level(model, level: int):
     """The model, or the API's 422 when the map has no such level (both servers' ``/map``)."""
@@ -96,8 +105,12 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
         """The topic map of the generation topics were last brought up to; searching rings hits via the API."""
         from ..topics.maps import render_html
 
-        if topics.enabled and topics.ready is None and not topics.failure:
-            return HTMLResponse(PREPARING)
+        if topics.enabled and topics.ready is None:
+            if not topics.failure:
+                return HTMLResponse(PREPARING)
+            wait = topics.retry_in()
+            return HTMLResponse(FAILED.replace("WAIT", str(wait)).replace("WHY", html.escape(topics.failure)),
+                                503, {"Retry-After": str(wait)})
         ready = topics.require()
         model = check_level(ready.model, level)
         key = (ready.generation, level)

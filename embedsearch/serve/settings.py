@@ -18,7 +18,8 @@ class ServeSettings:
     processes, each following the index's newest generation. ``writable``: whether the write endpoints
     exist (they also need the bearer token). ``follow_seconds``: how often a worker looks for a newer
     generation. ``topics``: fit topics in the background when none are saved (and carry them over after
-    commits). ``lock_wait_seconds``: how long a write waits for another writer before answering 503.
+    commits). ``topics_retry_seconds``: the first wait before a failed fit is tried again (doubling, at most an
+hour). ``lock_wait_seconds``: how long a write waits for another writer before answering 503.
     ``threads``: requests a worker runs at once (anyio's 40 by default: on two cores 8 shortened the slowest
     searches when only searches ran, but in the mixed benchmark slow duplicate checks then held most threads
     and searches queued behind them, p50 531 ms against 69 ms; benchmarks/README.md). ``max_writes``: writes a worker
@@ -31,6 +32,7 @@ class ServeSettings:
     writable: bool = False
     follow_seconds: float = 0.25
     topics: bool = True
+    topics_retry_seconds: float = 60.0
     lock_wait_seconds: float = 30.0
     threads: int = 40
     max_writes: int = 2
@@ -47,6 +49,8 @@ class ServeSettings:
             raise InputError(f"--port must be between 0 and 65535, got {self.port}")
         if self.workers < 1:
             raise InputError(f"--workers must be at least 1, got {self.workers}")
+        if not self.topics_retry_seconds > 0:
+            raise InputError(f"topics_retry_seconds must be above 0, got {self.topics_retry_seconds}; 60 is the default")
         if not 0 < self.follow_seconds <= 10:
             raise InputError(f"follow_seconds must be in (0, 10], got {self.follow_seconds}; 0.25 is the default")
         if self.threads < 2 or not 1 <= self.max_writes < self.threads:

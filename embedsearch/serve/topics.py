@@ -2,13 +2,16 @@
 saved (one worker fits, the others wait on a file lock and then read its result) and, after each new
 generation, carries the last fit over to the new documents (``topics.extend``: a neighbour vote, cheap).
 Until the first fit is ready, ``/topics`` and ``/map`` answer 503 saying so; afterwards they serve the
-newest model ready, naming the generation it belongs to. A cluster's are fitted the same way (a sample
+newest model ready, naming the generation it belongs to. A fit that fails (a shard folder briefly away, memory)
+is tried again after a wait that doubles each time, so a passing fault does not disable topics until the next
+commit. A cluster's are fitted the same way (a sample
 across its shards, the rest assigned shard by shard)."""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +30,12 @@ class Ready:
 class TopicsState:
     """The newest topics ready, and one background thread bringing them up to the generation last wanted."""
 
-    def __init__(self, enabled: bool = True):
+    def __init__(self, enabled: bool = True, retry_seconds: float = 60.0):
         self.enabled = enabled
+        self.retry_seconds = retry_seconds
         self.ready: Ready | None = None
         self.failure: str | None = None
+        self.next_try: float = 0.0
         self._wanted: Any = None
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="embedsearch-topics", daemon=True)
@@ -55,9 +60,15 @@ class TopicsState:
                 raise ApiError(404, "topics are off on this server (started with --no-topics); run "
                                     "`embedsearch topics --index PATH` and restart without it")
             if self.failure:
-                raise ApiError(503, f"topics could not be computed: {self.failure}")
+                wait = self.retry_in()
+                raise ApiError(503, f"topics could not be computed: {self.failure}; trying again in {wait} s",
+                               {"Retry-After": str(wait)})
             raise ApiError(503, "topics are being computed; try again in a minute", {"Retry-After": "30"})
         return self.ready
+
+    def retry_in(self) -> int:
+        """Whole seconds until a failed fit is tried again (at least 1)."""
+        return max(1, round(self.next_try - time.time()))
 
     def topic_of(self, doc_id: str) -> dict[str, Any] | None:
         """A document's topic in the newest model ready (None before one is, or for a newer document)."""
@@ -66,17 +77,21 @@ class TopicsState:
         return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
 
     def _run(self) -> None:
+        failed, delay = None, self.retry_seconds
         while True:
-            self._wake.wait()
+            woken = self._wake.wait(None if failed is None else max(0.0, self.next_try - time.time()))
             self._wake.clear()
-            wanted, self._wanted = self._wanted, None
+            wanted, self._wanted = (self._wanted, None) if woken else (failed, None)
             if wanted is None:
                 continue
+            self.failure = None
             try:
-                self.ready, self.failure = _ready(wanted) or self.ready, None
+                self.ready = _ready(wanted) or self.ready
+                failed, delay = None, self.retry_seconds
             except Exception as exc:  # the service keeps serving search and dedup without topics
-                log.warning("topics failed: %s", exc)
-                self.failure = " ".join(str(exc).split())
+                log.warning("topics failed (trying again in %.0f s): %s", delay, exc)
+                failed, self.next_try = wanted, time.time() + delay
+                self.failure, delay = " ".join(str(exc).split()), min(delay * 2, 3600.0)
 
 
 def _ready(served: Served) -> Ready | None:
