@@ -7,26 +7,27 @@ the writer lock and move to it. Every read is written once, over the snapshot, f
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import store
-from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique, collection_name, iter_sources
+from .build import local
+from .build.embedding import embed_new
+from .build.manifest import load_manifest, new_manifest
+from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique
 from .embedding.embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
 from .engine.distributed import job_map
 from .errors import InputError, UnknownIdError
-from .manifest_check import load_manifest
-from .retrieval.search import Answer, Mode, SearchSettings, check_k, check_query, nearest, search_many
 from .retrieval import filters as flt
+from .retrieval.search import Answer, Mode, SearchSettings, check_k, check_query, nearest, search_many
 from .store import lexical as lex
 from .store import vectors as vec
-from .store import writer
+from .store.batches import Batch
 from .store.folders import ClusterFolder, IndexFolder, open_folder
-from .store.manifest import Manifest
-from .store.writer import StoreSettings, embed_documents, export_query_encoder
+from .store.settings import StoreSettings
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport, OnDuplicate
@@ -54,20 +55,10 @@ class Index:
         """Embed ``documents`` (through the cache; on a Ray cluster with ``ray``) segment by segment and write
         a new index at ``path``, replacing any index there. An iterator is read one segment at a time (give
         ``total``, the expected count, to choose the vector index); memory holds one segment, not the corpus."""
-        from .embedding.embed import Embedder
-
         path = store.check_target(path, sources)
-        if total is None:
-            documents = list(documents)
-            check_unique(documents)
-            total = len(documents)
-        embedder = Embedder(embed or EmbedSettings(model=model))
-        batches = ((part, embed_documents(embedder, part, progress, "embedding", ray))
-                   for part in writer.chunks(documents, storage.segment_rows))
-        index = cls.from_batches(batches, path, embedder.manifest_entry(), total, vectors, lexical, search, sources,
-                                 ray, storage, name)
-        export_query_encoder(embedder)
-        return index
+        local.build(documents, path, model, embed, progress, ray, storage, total, vectors=vectors, lexical=lexical,
+                    search=search, sources=sources, name=name)
+        return cls.load(path)
 
     @classmethod
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
@@ -78,7 +69,7 @@ class Index:
         return cls.from_batches([(documents, embeddings)], path, model, len(documents), vectors, **options)
 
     @classmethod
-    def from_batches(cls, batches: Iterable[writer.Batch], path: str | Path, model: dict[str, Any], total: int,
+    def from_batches(cls, batches: Iterable[Batch], path: str | Path, model: dict[str, Any], total: int,
                      vectors: vec.VectorSettings = vec.VectorSettings(),
                      lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
                      sources: Sequence[str] = (), ray: RaySettings | None = None,
@@ -87,30 +78,19 @@ class Index:
         is released before the next is read, so memory holds one batch, not the corpus. ``total`` (the corpus
         size) picks the vector index kind (``share``: that index's kind and quantizer, for a shard cut from it);
         with ``ray``, IVF shards are filled as Ray tasks."""
-        manifest = Manifest.new(model, vectors=vectors, lexical=lexical, search=asdict(search), store=storage,
-                                sources=tuple(str(s) for s in sources), name=name)
-        snapshot = None if share is None else share.snapshot
-        writer.create(Path(path), manifest, total, writer.unique(batches), job_map(ray), snapshot)
+        manifest = new_manifest(model, vectors, lexical, search, storage, sources, name)
+        local.write_batches(batches, Path(path), manifest, total, ray, None if share is None else share.snapshot)
         return cls.load(path)
 
     @classmethod
     def from_sources(cls, sources: Sequence[str | Path], path: str | Path,
                      fields: FieldMap = FieldMap(), skip_invalid: bool = False, **build: Any) -> Index:
-        """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``.
-        One pass validates and counts (a bad line fails before the model loads), a second streams segments;
-        with ``ray=``, workers read the files and write the segments (``distributed_build``)."""
+        """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``
+        (``build.local.from_sources``: a bad line fails before the model loads; with ``ray=``, workers read
+        the files and write the segments)."""
         path = store.check_target(path, sources)
-        build["name"] = build.get("name") or collection_name(sources)
-        skipped: list[Problem] = []
-        if build.get("ray") is not None:
-            from .distributed_build import from_sources
-
-            skipped = from_sources([Path(s) for s in sources], path, fields, skip_invalid, **build)
-            index = cls.load(path)
-        else:
-            total = sum(1 for _ in iter_sources(sources, fields, skip_invalid, []))
-            index = cls.build(iter_sources(sources, fields, skip_invalid, skipped), path,
-                              sources=[str(s) for s in sources], total=total, **build)
+        skipped = local.from_sources(sources, path, fields, skip_invalid, **build)
+        index = cls.load(path)
         index.skipped = skipped
         return index
 
@@ -283,10 +263,10 @@ class Index:
     def add(self, documents: Iterable[Document], progress: bool = False, wait: bool | float = True,
             encoder: Any = None) -> Index:
         """Append documents as a new segment (in a cluster: each to the shard its id routes to), embedding only
-        them (``writer.embed_new``, through ``encoder`` when given and made by this index's model); ids live in
+        them (``embed_new``, through ``encoder`` when given and made by this index's model); ids live in
         the index are an error."""
         documents = list(documents)
-        return self.add_embedded(documents, writer.embed_new(self.refresh().snapshot, documents, progress, encoder),
+        return self.add_embedded(documents, embed_new(self.refresh().snapshot, documents, progress, encoder),
                                  wait)
 
     def add_checked(self, documents: Iterable[Document], on_duplicate: OnDuplicate = "refuse",
@@ -298,7 +278,7 @@ class Index:
         from .dedup import DedupSettings, screen
 
         documents = list(documents)
-        embeddings = writer.embed_new(self.refresh().snapshot, documents, progress, encoder)
+        embeddings = embed_new(self.refresh().snapshot, documents, progress, encoder)
         reports = []
 
         def judged(current, new, vectors):

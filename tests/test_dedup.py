@@ -1,5 +1,4 @@
 import json
-import re
 
 import numpy as np
 import pytest

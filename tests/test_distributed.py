@@ -265,7 +265,6 @@ def test_cluster_topics_assigned_as_ray_tasks_that_read_the_shards_equal_the_loc
     """The documents outside the sample are assigned in one Ray task per shard (20,000 rows a job), each opening
     its shard's folder: the same topics and map positions as in this process."""
     from embedsearch.engine.distributed import RayMap
-    from embedsearch import Index
     from embedsearch.topics import TopicSettings
 
     index, _ = latent_topics

@@ -16,7 +16,7 @@ LAYERS = [
     {"store"},
     {"retrieval"},
     {"topics", "dedup"},
-    {"manifest_check", "distributed_build"},
+    {"build"},
     {"index"},
     {"evaluate"},
     {"reviewers"},

@@ -1,4 +1,4 @@
-"""Files a command writes for its user (store/output.py): never inside an index, never over a source, never
+"""Files a command writes for its user (cli/output.py): never inside an index, never over a source, never
 over an existing file without --force, and never half-written."""
 
 import json
@@ -9,8 +9,8 @@ from conftest import run_cli
 from test_bad_input import one_error_line, tree_hash, write_jsonl
 
 from embedsearch import InputError
+from embedsearch.cli.output import check_output
 from embedsearch.files import durable_file as output_file
-from embedsearch.store.output import check_output
 
 
 @pytest.fixture()

@@ -119,7 +119,6 @@ def test_bad_requests_are_one_line(rising, args, phrases):
 
 
 def test_a_cluster_gives_the_table_one_index_gives(rising, tmp_path):
-    from embedsearch import Index
 
     rising.split(tmp_path / "cluster", 2)
     result = run_cli("topics", "--index", str(tmp_path / "cluster"), "--over-time", "year", "--json",

@@ -12,10 +12,8 @@ import typer
 from ..dedup.report import DedupSettings
 from ..errors import InputError
 from ..files import durable_file
-from ..store.output import check_output
-from ..topics.umap_hdbscan import TopicSettings
 from ..topics.maps import MAX_POINTS
-from .over_time import BinsOpt, ByOpt, CsvOpt, OverOpt, PlotOpt, PngOpt, StrictOpt
+from ..topics.umap_hdbscan import TopicSettings
 from .app import (
     EngineOpt,
     ForceOpt,
@@ -28,6 +26,8 @@ from .app import (
     open_index,
     ray_settings,
 )
+from .output import check_output
+from .over_time import BinsOpt, ByOpt, CsvOpt, OverOpt, PlotOpt, PngOpt, StrictOpt
 
 _DEDUP, _TOPICS = DedupSettings(), TopicSettings()
 
@@ -218,9 +218,9 @@ def map_(index: str | None = IndexOpt, out: Path = typer.Option(Path("map.html")
         check_output(value, option, sources, force)
     model = idx.topics(_topic_settings(min_size, seed, False, sample), ray=ray, level=level, refit=refit)
     title = f"{idx.path.name}: {len(idx)} papers, {len(model.topics(level))} topics"
-    written = [write_html(model, idx.documents, out, title, level, max_points, force, sources)]
+    written = [write_html(model, idx.documents, out, title, level, max_points)]
     if png:
-        written.append(write_png(model, out.with_suffix(".png"), title, level, force, sources))
+        written.append(write_png(model, out.with_suffix(".png"), title, level))
     typer.echo("wrote " + " and ".join(str(p) for p in written), err=True)
 
 

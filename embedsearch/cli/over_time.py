@@ -11,8 +11,7 @@ import typer
 
 from ..errors import InputError
 from ..files import durable_file
-from ..store.output import check_output
-
+from .output import check_output
 
 OverOpt = typer.Option(None, "--over-time", help="Each topic per period of this field (a year or ISO date).")
 ByOpt = typer.Option(None, "--by", help="Each topic per value of this field (venue, category).")
@@ -61,9 +60,9 @@ def show(name: str, model, documents, field: str, by_class: bool, bins: int, lev
                            "; ".join(r.keywords)] for r in result.rows)
     title = f"{name}: topics {'by' if by_class else 'over'} {field}"
     if plot is not None:
-        write_html(result, plot, title, force, sources)
+        write_html(result, plot, title)
         if png:
-            write_png(result, plot.with_suffix(".png"), title, force, sources)
+            write_png(result, plot.with_suffix(".png"), title)
     if as_json:
         for row in result.rows:
             typer.echo(json.dumps(row.to_json(), ensure_ascii=False))

@@ -18,7 +18,7 @@ OutOpt = typer.Option(None, "--out", help="CSV to write: submission,reviewer,sco
 
 def _target(out: Path | None, force: bool, as_json: bool, inputs: list[Path | None]) -> Path | None:
     """Where ``--out`` may write: never over one of the command's own inputs, ``--force`` or not."""
-    from ..store.output import check_output
+    from .output import check_output
 
     if out is None and not as_json:
         raise InputError("give --out FILE.csv, --json, or both")

@@ -18,7 +18,7 @@ from ..corpus.readable import readable
 from ..dedup import DuplicateReport
 from ..errors import EmbedsearchError
 from ..index import Index
-from .api import DISPLAY, Service, only, shown
+from .api import DISPLAY, Service, only
 from .guard import ApiError
 from .responses import BatchOut, DuplicatesOut, errors
 from .schemas import DuplicateCheck

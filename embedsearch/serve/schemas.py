@@ -4,7 +4,7 @@ dataclasses themselves."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 

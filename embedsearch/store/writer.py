@@ -1,4 +1,4 @@
-"""Writing an index: a build publishes a fresh folder holding generation 1; ``add`` writes one new
+"""Writing an index (the bytes: its vectors come made, from ``build``): a build publishes a fresh folder holding generation 1; ``add`` writes one new
 segment and ``remove`` new deletion files, then commits the next generation under the writer lock;
 merges follow the tiered policy. Nothing already committed is ever rewritten in place."""
 
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -18,9 +17,14 @@ import numpy as np
 from .. import store
 from ..corpus import Document, check_unique
 from ..corpus.kinds import FieldKinds
-from ..embedding.embed import Embedder, check_fingerprint
 from ..engine.jobs import JobRunner
-from ..errors import CorruptIndexError, EmbedsearchError, IdConflictError, InputError, UnknownIdError
+from ..errors import (
+    CorruptIndexError,
+    EmbedsearchError,
+    IdConflictError,
+    InputError,
+    UnknownIdError,
+)
 from . import generation as gen
 from . import segment as seg
 from . import vectors as vec
@@ -36,45 +40,6 @@ from .settings import MergePolicy, StoreSettings  # noqa: F401  (where callers h
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
-
-
-def embed_documents(embedder, documents: Sequence[Document], progress: bool, label: str, ray=None) -> np.ndarray:
-    """Vectors for ``documents`` through the embedder's cache, with a progress bar on stderr if asked;
-    with ``ray`` (a ``distributed.RaySettings``), texts missing from the cache are encoded on Ray."""
-    texts = [d.embed_text for d in documents]
-    options = {}
-    if ray is not None:
-        from ..engine.distributed import ray_encoder
-
-        options = {"encode": ray_encoder(embedder.settings, ray), "chunk": ray.chunk}
-    if not progress:
-        return embedder.embed(texts, **options)
-    from tqdm import tqdm
-
-    with tqdm(total=len(texts), desc=label, unit="doc", file=sys.stderr, dynamic_ncols=True) as bar:
-        return embedder.embed(texts, progress=bar.update, **options)
-
-
-FAST_ADD = 32
-
-
-def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool, encoder=None) -> np.ndarray:
-    """Vectors for documents being added, made as the index's were. Up to ``FAST_ADD`` documents go through
-    the fast query encoder (ONNX, no torch import: a submission is checked in well under two seconds; its
-    parity with the model is tested), more through the model and its embedding cache. ``encoder``, when it
-    is this index's model (a service's shared one), takes every batch. Repeated ids, ids already live and
-    values that do not fit the index's field kinds are refused first, before any work."""
-    check_unique(documents)
-    refuse_present(snapshot, [d.id for d in documents])
-    admit(FieldKinds(snapshot.field_kinds), documents, "nothing was added")
-    model = snapshot.manifest.model
-    if encoder is not None and encoder.fingerprint == model.fingerprint:
-        return encoder.encode([d.embed_text for d in documents])
-    if len(documents) <= FAST_ADD:
-        return snapshot.encoder.encode([d.embed_text for d in documents])
-    embedder = Embedder(model.settings)
-    check_fingerprint(model.to_json(), embedder.fingerprint, embedder.settings.model, snapshot.root)
-    return embed_documents(embedder, documents, progress, "embedding new")
 
 
 @contextmanager
@@ -252,11 +217,3 @@ def _merge_runs(root: Path, current: Snapshot, groups: list[list[int]]) -> int:
 def _named(root: Path, name: str) -> bool:
     found = gen.numbers(root)
     return bool(found) and any(e.name == name for e in gen.read(root, found[-1]).segments)
-
-
-def export_query_encoder(embedder) -> None:
-    """Export the model for the fast query path (cached per model fingerprint)."""
-    from ..embedding.query_encoder import export_dir, export_onnx
-
-    if embedder.hashing is None and not (export_dir(embedder.fingerprint) / "config.json").exists():
-        export_onnx(embedder.model, embedder.fingerprint)

@@ -17,7 +17,6 @@ from ..corpus import Document
 from ..errors import InputError
 from ..files import durable_file
 from ..store.docstore import DocumentStore
-from ..store.output import check_output
 from ..store.snapshot import LiveDocuments
 from .map_page import PAGE as _PAGE
 from .model import TopicModel
@@ -46,13 +45,11 @@ def shown_rows(assigned: np.ndarray, max_points: int = MAX_POINTS, seed: int = 0
 
 
 def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, path: Path,
-               title: str, level: int = 0, max_points: int = MAX_POINTS, force: bool = False,
-               sources: Sequence[str | Path] = ()) -> Path:
-    """The standalone page: plotly inlined, word search in the page. Written as every output is
-    (``store.output``): not inside an index, not over a source, an existing file only with ``force``."""
-    target = check_output(path, "--out", sources, force)
+               title: str, level: int = 0, max_points: int = MAX_POINTS) -> Path:
+    """The standalone page: plotly inlined, word search in the page; written durably (a failed write leaves
+    an old file as it was). Where it may go is the caller's to check (the CLI: ``cli.output``)."""
     page = render_html(model, documents, title, level, max_points)
-    with durable_file(target) as fh:
+    with durable_file(path) as fh:
         fh.write(page)
     return path
 
@@ -111,10 +108,8 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
                         api=json.dumps(search_api), docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
 
 
-def write_png(model: TopicModel, path: Path, title: str, level: int = 0, force: bool = False,
-              sources: Sequence[str | Path] = ()) -> Path:
+def write_png(model: TopicModel, path: Path, title: str, level: int = 0) -> Path:
     """The static map (every paper drawn), written as ``write_html`` writes the page."""
-    target = check_output(path, "--png", sources, force)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -133,13 +128,15 @@ def write_png(model: TopicModel, path: Path, title: str, level: int = 0, force: 
         cx, cy = np.median(coords[rows], axis=0)
         texts.append(ax.text(cx, cy, topic.label, fontsize=9, ha="center", va="center", weight="bold",
                              bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5}))
-    from adjustText import adjust_text  # labels pushed off the points and off each other
+    from adjustText import (
+        adjust_text,  # labels pushed off the points and off each other
+    )
 
     adjust_text(texts, x=coords[:, 0], y=coords[:, 1], ax=ax, arrowprops={"arrowstyle": "-", "color": "#555", "lw": 0.6})
     ax.set_title(title)
     ax.set_axis_off()
     fig.tight_layout()
-    with durable_file(target, binary=True) as fh:
+    with durable_file(path, binary=True) as fh:
         fig.savefig(fh, format="png")
     plt.close(fig)
     return path

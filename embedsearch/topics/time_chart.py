@@ -1,15 +1,13 @@
 """Topics over time drawn: a self-contained plotly page (plotly inlined, no remote asset) with one line per
 topic, the ``shown`` largest visible and the rest a click away in the legend, each point's hover naming the
-period's keywords; and the same lines as a PNG. Written as every output is (``store.output``)."""
+period's keywords; and the same lines as a PNG. Where it may go is the caller's to check (``cli.output``)."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from pathlib import Path
 
 from ..files import durable_file
-from ..store.output import check_output
 from .over_time import UNASSIGNED, TopicsOverTime
 
 SHOWN = 8
@@ -43,18 +41,14 @@ def render_html(result: TopicsOverTime, title: str, measure: str = "share", show
     return fig.to_html(include_plotlyjs=True, full_html=True, config={"responsive": True})
 
 
-def write_html(result: TopicsOverTime, path: Path, title: str, force: bool = False,
-               sources: Sequence[str | Path] = (), measure: str = "share") -> Path:
-    target = check_output(path, "--plot", sources, force)
+def write_html(result: TopicsOverTime, path: Path, title: str, measure: str = "share") -> Path:
     page = render_html(result, title, measure)
-    with durable_file(target) as fh:
+    with durable_file(path) as fh:
         fh.write(page)
     return path
 
 
-def write_png(result: TopicsOverTime, path: Path, title: str, force: bool = False,
-              sources: Sequence[str | Path] = (), measure: str = "share", shown: int = SHOWN) -> Path:
-    target = check_output(path, "--png", sources, force)
+def write_png(result: TopicsOverTime, path: Path, title: str, measure: str = "share", shown: int = SHOWN) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -69,7 +63,7 @@ def write_png(result: TopicsOverTime, path: Path, title: str, force: bool = Fals
     ax.tick_params(axis="x", rotation=45)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    with durable_file(target, binary=True) as fh:
+    with durable_file(path, binary=True) as fh:
         fig.savefig(fh, format="png")
     plt.close(fig)
     return path

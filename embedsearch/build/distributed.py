@@ -24,23 +24,22 @@ from typing import Any
 
 import numpy as np
 
-from .corpus import FieldMap, Problem, UniqueIds, iter_sources
-from .corpus.kinds import FieldKinds, combine
-from .embedding.embed import Embedder, EmbedSettings
-from .engine.distributed import RaySettings, connect, job_map
-from .engine.jobs import JobRunner
-from .errors import InputError
-from .retrieval.search import SearchSettings
-from .store import generation as gen
-from .store import segment as seg
-from .store import vectors as vec
-from .store.generation import SegmentEntry
-from .store.lexical import LexicalSettings
-from .store.manifest import Manifest
-from .store.settings import StoreSettings
-from .store.vectors import VectorSettings
-from .store.vectors import ivf
-from .store.writer import chunks, export_query_encoder, new_index
+from ..corpus import FieldMap, Problem, UniqueIds, iter_sources
+from ..corpus.kinds import FieldKinds, combine
+from ..embedding.embed import DEFAULT_MODEL, Embedder, EmbedSettings
+from ..engine.distributed import RaySettings, connect, job_map
+from ..engine.jobs import JobRunner
+from ..errors import InputError
+from ..store import generation as gen
+from ..store import segment as seg
+from ..store import vectors as vec
+from ..store.generation import SegmentEntry
+from ..store.manifest import Manifest
+from ..store.settings import StoreSettings
+from ..store.vectors import ivf
+from ..store.writer import chunks, new_index
+from .embedding import export_query_encoder
+from .manifest import new_manifest
 
 
 def read_ids(source: str, fields: dict, skip_invalid: bool) -> tuple[list[str], list[str], dict[str, str]]:
@@ -100,17 +99,13 @@ def train_shared(names: list[str], counts: list[int], fields: FieldMap, skip_inv
 
 def from_sources(sources: list[Path], target: Path, fields: FieldMap, skip_invalid: bool, ray: RaySettings,
                  embed: EmbedSettings | None = None, storage: StoreSettings | None = None, progress: bool = False,
-                 name: str = "", **settings: Any) -> list[Problem]:
+                 name: str = "", model: str = DEFAULT_MODEL, **settings: Any) -> list[Problem]:
     """``Index.from_sources`` with ``ray=``: the manifest from the settings given (as the local build makes
     it), then ``build``."""
     connect(ray)  # an unreachable cluster fails in a second, not after loading the model
-    embedder = Embedder(embed or EmbedSettings())
-    storage = storage or StoreSettings()
-    parts = {"vectors": VectorSettings(), "lexical": LexicalSettings(), "search": SearchSettings()}
-    parts.update({k: v for k, v in settings.items() if k in parts})
-    manifest = Manifest.new(embedder.manifest_entry(), vectors=parts["vectors"], lexical=parts["lexical"],
-                            search=asdict(parts["search"]), store=storage, sources=tuple(str(s) for s in sources),
-                            name=name)
+    embedder = Embedder(embed or EmbedSettings(model=model))
+    manifest = new_manifest(embedder.manifest_entry(), storage=storage or StoreSettings(), sources=sources,
+                            name=name, **settings)
     skipped = build(sources, target, fields, skip_invalid, manifest, job_map(ray))
     export_query_encoder(embedder)
     return [Problem(*line.split(": ", 1)) if ": " in line else Problem(line, "") for line in skipped]
