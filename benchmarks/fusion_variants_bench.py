@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SHARED, save, table  # noqa: E402
 
 from embedsearch import Index  # noqa: E402
-from embedsearch.embedding.embed import Embedder, EmbedSettings
+from embedsearch.embedding.embed import Embedder
+from embedsearch.embedding.settings import EmbedSettings
 from embedsearch.evaluate import load_beir, score_run  # noqa: E402
 from embedsearch.retrieval.bm25 import of as bm25_of
 

@@ -21,10 +21,12 @@ from common import SHARED, percentiles, save, table  # noqa: E402
 
 from embedsearch import EmbedSettings, Index  # noqa: E402
 from embedsearch.evaluate import load_beir, rank_queries, score_run  # noqa: E402
-from embedsearch.retrieval.search import SearchSettings, fuse, top_lexical
-from embedsearch.store import lexical as lex
 from embedsearch.retrieval.bm25 import SegmentedBM25
 from embedsearch.retrieval.dense import dense
+from embedsearch.retrieval.search import fuse, top_lexical
+from embedsearch.retrieval.settings import SearchSettings
+from embedsearch.store import lexical as lex
+from embedsearch.store.settings import LexicalSettings
 
 SCIFACT = SHARED / "eval" / "scifact"
 DEPTH = 100
@@ -63,7 +65,7 @@ class Runs:
         return self.run(out)
 
 
-def lexical_variant(index: Index, settings: lex.LexicalSettings, work: Path) -> SegmentedBM25:
+def lexical_variant(index: Index, settings: LexicalSettings, work: Path) -> SegmentedBM25:
     folder = Path(tempfile.mkdtemp(dir=work))
     lex.build(list(index.documents), folder, settings)
     return SegmentedBM25([(lex.Postings(folder), None)], settings)
@@ -100,12 +102,12 @@ def main() -> None:
     tr_runs, te_runs = runs["default"]
     best_lex, best_lex_score = None, -1.0
     for k1, b, title in itertools.product((0.9, 1.2, 1.5), (0.6, 0.75, 0.9), (1, 2)):
-        settings = lex.LexicalSettings(k1=k1, b=b, title_weight=title)
+        settings = LexicalSettings(k1=k1, b=b, title_weight=title)
         lexical = lexical_variant(indexes["default"], settings, work)
         score = score_run(tr_runs.lexical_run(tr_runs.bm25(lexical)), train.qrels)["ndcg@10"]
         if score > best_lex_score:
             best_lex, best_lex_score = settings, score
-    default_lex = lexical_variant(indexes["default"], lex.LexicalSettings(k1=1.2, b=0.75, title_weight=1), work)
+    default_lex = lexical_variant(indexes["default"], LexicalSettings(k1=1.2, b=0.75, title_weight=1), work)
     record("BM25 k1=1.2 b=0.75, stop words + stemming", tr_runs.lexical_run(tr_runs.bm25(default_lex)),
            te_runs.lexical_run(te_runs.bm25(default_lex)), "published 0.665 / 0.679")
     tuned_lex = lexical_variant(indexes["default"], best_lex, work)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import SHARED, save, table
-from embedsearch.embedding.embed import DEFAULT_MODEL
+from embedsearch.embedding.settings import DEFAULT_MODEL
 from embedsearch.reviewers import AffinitySettings, Matcher, Submissions
 
 DATA = SHARED / "eval" / "reviewer_match"
@@ -74,7 +74,8 @@ def ceiling(rated) -> tuple[float, tuple]:
 
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from embedsearch.embedding.embed import Embedder, EmbedSettings
+    from embedsearch.embedding.embed import Embedder
+    from embedsearch.embedding.settings import EmbedSettings
     from embedsearch.reviewers.affinity import scores
 
     embedder, found = Embedder(EmbedSettings()), {}

@@ -18,7 +18,8 @@ import time
 import numpy as np
 
 from benchmarks.common import SHARED, save, table
-from embedsearch.embedding.embed import Embedder, EmbedSettings
+from embedsearch.embedding.embed import Embedder
+from embedsearch.embedding.settings import EmbedSettings
 from embedsearch.reviewers import AffinitySettings, AssignSettings, ScoreTable, assign
 from embedsearch.reviewers.affinity import ranked, scores
 

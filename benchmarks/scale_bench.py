@@ -25,6 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SHARED, clustered_vectors, peak_rss_mb, percentiles, save, table  # noqa: E402
 
+from embedsearch.store.settings import VectorSettings
+
 QUERIES = 1000
 DIM = 384
 
@@ -43,12 +45,12 @@ def build_and_query(corpus: Path, queries: Path, folder: Path) -> dict:
     import faiss
 
     from embedsearch.engine.jobs import local_map
-    from embedsearch.store import vectors as vec
     from embedsearch.retrieval.dense import dense_rows
+    from embedsearch.store import vectors as vec
     from embedsearch.store.vectors import ivf
 
     x = np.load(corpus, mmap_mode="r")
-    settings = vec.VectorSettings(index_type="ivfpq")
+    settings = VectorSettings(index_type="ivfpq")
     n = len(x)
     start = time.perf_counter()
     trained = ivf.train(x, settings)
@@ -105,7 +107,8 @@ def embedding_rates(count: int) -> list[list]:
     import ray
 
     from embedsearch.embedding.embed import Embedder
-    from embedsearch.engine.distributed import RaySettings, ray_encoder
+    from embedsearch.engine.distributed import ray_encoder
+    from embedsearch.engine.settings import RaySettings
 
     texts = []
     with (SHARED / "eval" / "scifact" / "corpus.jsonl").open() as fh:

@@ -20,8 +20,8 @@ from common import SHARED, save, table  # noqa: E402
 
 from embedsearch import Index  # noqa: E402
 from embedsearch.evaluate import load_beir  # noqa: E402
-from embedsearch.retrieval.search import SearchSettings  # noqa: E402
 from embedsearch.retrieval.dense import dense
+from embedsearch.retrieval.settings import SearchSettings
 
 # Queries a reader of the bundled NeurIPS 2026 corpus would type, each with at least one paper about it.
 ON_TOPIC = ["discrete diffusion language models", "vision-language-action models for robot manipulation",

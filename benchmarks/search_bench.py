@@ -17,6 +17,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SHARED, clustered_vectors, median_wall, percentiles, python, save, table, timed
 
+from embedsearch.store.settings import VectorSettings
+
 QUERIES = ["discrete diffusion with continuous-time Markov chains", "vision-language-action robot policies",
            "spiking neural networks", "mixture of experts routing", "reinforcement learning from human feedback",
            "graph neural networks for dynamic graphs", "interpretability of transformer circuits",
@@ -85,8 +87,8 @@ def warm_section(index) -> list:
 
 
 def ann_section(n: int = 100_000, queries: int = 1000) -> list:
-    from embedsearch.store import vectors as vec
     from embedsearch.retrieval.dense import dense_rows
+    from embedsearch.store import vectors as vec
 
     data = clustered_vectors(n, seed=1)
     probes = clustered_vectors(queries, seed=2)  # same generator, different points: held-out queries
@@ -97,7 +99,7 @@ def ann_section(n: int = 100_000, queries: int = 1000) -> list:
     rows = []
     exact_p50 = None
     for kind in ("flat", "hnsw", "ivfpq"):
-        index, build_s = timed(vec.build, data, vec.VectorSettings(index_type=kind))
+        index, build_s = timed(vec.build, data, VectorSettings(index_type=kind))
         got, samples = [], []
         for q in probes:
             start = time.perf_counter()

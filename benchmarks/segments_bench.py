@@ -135,7 +135,7 @@ def run(mode: str, n: int) -> dict:
 def stream(n: int, batch: int = 250_000) -> dict:
     """A streamed build of ``n`` documents from precomputed vectors: batches made one at a time."""
     from embedsearch import Index
-    from embedsearch.store.writer import StoreSettings
+    from embedsearch.store.settings import StoreSettings
 
     pool = _pool()
     work = Path(tempfile.mkdtemp(prefix="segments-stream-"))

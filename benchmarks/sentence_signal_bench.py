@@ -20,13 +20,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SHARED, save, table  # noqa: E402
 
 from embedsearch import Document, Index  # noqa: E402
-from embedsearch.embedding.embed import Embedder, EmbedSettings
+from embedsearch.embedding.embed import Embedder
+from embedsearch.embedding.settings import EmbedSettings
 from embedsearch.evaluate import load_beir, score_run  # noqa: E402
+from embedsearch.retrieval.bm25 import SegmentedBM25
+from embedsearch.retrieval.bm25 import of as bm25_of
+from embedsearch.retrieval.dense import dense
 from embedsearch.retrieval.search import fuse, top_lexical
 from embedsearch.store import lexical as lex
-from embedsearch.retrieval.bm25 import SegmentedBM25
-from embedsearch.retrieval.dense import dense
-from embedsearch.retrieval.bm25 import of as bm25_of
+from embedsearch.store.settings import LexicalSettings
 
 SCIFACT = SHARED / "eval" / "scifact"
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
@@ -47,8 +49,8 @@ def main() -> None:
     first = np.searchsorted(owner, np.arange(len(index)))
     last = np.searchsorted(owner, np.arange(len(index)), side="right")
     folder = Path(tempfile.mkdtemp())
-    lex.build([Document(str(i), t) for i, t in enumerate(sentences)], folder, lex.LexicalSettings())
-    sentence_bm25 = SegmentedBM25([(lex.Postings(folder), None)], lex.LexicalSettings())
+    lex.build([Document(str(i), t) for i, t in enumerate(sentences)], folder, LexicalSettings())
+    sentence_bm25 = SegmentedBM25([(lex.Postings(folder), None)], LexicalSettings())
 
     def signals(queries):
         qids = list(queries)

@@ -1,13 +1,12 @@
 """embedsearch: find related papers, map topics and catch near-duplicate abstracts by meaning."""
 
 from .corpus import Document, FieldMap  # noqa: E402
-from .embedding.embed import DEFAULT_MODEL, EmbedSettings
+from .embedding.settings import DEFAULT_MODEL, EmbedSettings
 from .errors import EmbedsearchError, IndexStoreError, InputError, MissingDependencyError, ModelMismatchError  # noqa: E402
 from .index import Index  # noqa: E402
 from .retrieval.search import Hit
-from .store.vectors import VectorSettings
+from .store.settings import VectorSettings
 from .version import __version__
-
 
 
 def __getattr__(name: str):

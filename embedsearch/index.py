@@ -18,20 +18,20 @@ from .build import local
 from .build.embedding import embed_new
 from .build.manifest import load_manifest, new_manifest
 from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique
-from .embedding.embed import DEFAULT_MODEL, EmbedSettings, check_fingerprint
+from .embedding.embed import check_fingerprint
+from .embedding.settings import DEFAULT_MODEL, EmbedSettings
 from .engine.distributed import job_map
 from .errors import InputError, UnknownIdError
 from .retrieval import filters as flt
-from .retrieval.search import Answer, Mode, SearchSettings, check_k, check_query, nearest, search_many
-from .store import lexical as lex
-from .store import vectors as vec
+from .retrieval.search import Answer, check_k, check_query, nearest, search_many
+from .retrieval.settings import Mode, SearchSettings
 from .store.batches import Batch
 from .store.folders import ClusterFolder, IndexFolder, open_folder
-from .store.settings import StoreSettings
+from .store.settings import LexicalSettings, StoreSettings, VectorSettings
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport, OnDuplicate
-    from .engine.distributed import RaySettings
+    from .engine.settings import RaySettings
     from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"
@@ -48,8 +48,8 @@ class Index:
 
     @classmethod
     def build(cls, documents: Iterable[Document], path: str | Path, model: str = DEFAULT_MODEL,
-              embed: EmbedSettings | None = None, vectors: vec.VectorSettings = vec.VectorSettings(),
-              lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
+              embed: EmbedSettings | None = None, vectors: VectorSettings = VectorSettings(),
+              lexical: LexicalSettings = LexicalSettings(), search: SearchSettings = SearchSettings(),
               progress: bool = False, sources: Sequence[str] = (), ray: RaySettings | None = None,
               storage: StoreSettings = StoreSettings(), total: int | None = None, name: str = "") -> Index:
         """Embed ``documents`` (through the cache; on a Ray cluster with ``ray``) segment by segment and write
@@ -62,7 +62,7 @@ class Index:
 
     @classmethod
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
-                        model: dict[str, Any], vectors: vec.VectorSettings = vec.VectorSettings(),
+                        model: dict[str, Any], vectors: VectorSettings = VectorSettings(),
                         **options: Any) -> Index:
         """Write an index from vectors made elsewhere, as one segment (``model``: ``Embedder.manifest_entry()``)."""
         documents = list(documents)
@@ -70,8 +70,8 @@ class Index:
 
     @classmethod
     def from_batches(cls, batches: Iterable[Batch], path: str | Path, model: dict[str, Any], total: int,
-                     vectors: vec.VectorSettings = vec.VectorSettings(),
-                     lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
+                     vectors: VectorSettings = VectorSettings(),
+                     lexical: LexicalSettings = LexicalSettings(), search: SearchSettings = SearchSettings(),
                      sources: Sequence[str] = (), ray: RaySettings | None = None,
                      storage: StoreSettings = StoreSettings(), name: str = "", share: Index | None = None) -> Index:
         """Write an index from ``(documents, vectors)`` batches made one at a time: each becomes a segment and

@@ -65,7 +65,8 @@ def index_copy(bundled_index, tmp_path):
 
 @pytest.fixture(scope="session")
 def model():
-    from embedsearch.embedding.embed import DEFAULT_MODEL, load_model
+    from embedsearch.embedding.embed import load_model
+    from embedsearch.embedding.settings import DEFAULT_MODEL
 
     return load_model(DEFAULT_MODEL)
 

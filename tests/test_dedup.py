@@ -8,6 +8,7 @@ from embedsearch import Document, Index, InputError, ModelMismatchError
 from embedsearch.dedup import DedupSettings
 from embedsearch.dedup.evidence import Shingled, containment, normalise, shared_passages, shingle_hashes
 from embedsearch.dedup.groups import connected
+from embedsearch.store.settings import VectorSettings
 
 
 def test_evidence_helpers():
@@ -162,13 +163,12 @@ def test_planted_duplicates_split_across_ivf_lists_are_found(bundled_index, tmp_
     """Candidate jobs run per inverted list but probe neighbouring lists: a pair whose two abstracts
     fall in different lists is still a candidate, and nothing else is flagged. Twins are planted next to
     the documents nearest a list boundary, pushed across it (cosine 0.956 with the original)."""
-    from embedsearch.store import vectors as vec
     from embedsearch.store.vectors import ivf
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=(40, 384))[rng.integers(0, 40, 2000)] + 0.6 * rng.normal(size=(2000, 384))
     x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    settings = vec.VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8)
+    settings = VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8)
     centroids = ivf.centroids(ivf.train(x, settings))
     closeness = x @ centroids.T
     order = np.argsort(-closeness, axis=1)

@@ -11,7 +11,9 @@ import pytest
 from conftest import clustered, run_cli
 
 from embedsearch import Document, EmbedsearchError, Index, InputError, MissingDependencyError
-from embedsearch.embedding.embed import Embedder, EmbedSettings
+from embedsearch.embedding.embed import Embedder
+from embedsearch.embedding.settings import EmbedSettings
+from embedsearch.store.settings import VectorSettings
 
 # One local Ray cluster per worker process is plenty for two cores: under pytest-xdist these run on one worker.
 pytestmark = pytest.mark.xdist_group("ray")
@@ -20,7 +22,8 @@ pytestmark = pytest.mark.xdist_group("ray")
 
 
 def test_ray_embeddings_equal_the_local_path(local_ray, bundled_docs, tmp_path):
-    from embedsearch.engine.distributed import RaySettings, ray_encoder
+    from embedsearch.engine.distributed import ray_encoder
+    from embedsearch.engine.settings import RaySettings
 
     texts = [d.embed_text for d in bundled_docs[:12]]
     local = Embedder(cache_dir=tmp_path / "local").embed(texts)
@@ -41,7 +44,7 @@ def hashing_index(bundled_docs, tmp_path_factory):
 
 def test_index_built_on_ray_answers_like_a_local_one(local_ray, bundled_docs, hashing_index, tmp_path, monkeypatch):
     """Two encoder actors on Ray (the hashing encoder runs there too, so a broken actor shows here)."""
-    from embedsearch.engine.distributed import RaySettings
+    from embedsearch.engine.settings import RaySettings
 
     monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "fresh-cache"))
     on_ray = Index.build(bundled_docs, tmp_path / "ray-idx", embed=HASHING, ray=RaySettings(workers=2))
@@ -51,7 +54,7 @@ def test_index_built_on_ray_answers_like_a_local_one(local_ray, bundled_docs, ha
 
 
 def test_workers_read_the_source_files_and_write_the_segments(local_ray, bundled_docs, hashing_index, tmp_path):
-    from embedsearch.engine.distributed import RaySettings
+    from embedsearch.engine.settings import RaySettings
 
     files = []
     for number, part in enumerate((bundled_docs[:30], bundled_docs[30:])):
@@ -71,7 +74,8 @@ def test_workers_read_the_source_files_and_write_the_segments(local_ray, bundled
 
 
 def test_missing_ray_gives_the_install_hint(monkeypatch):
-    from embedsearch.engine.distributed import RaySettings, connect
+    from embedsearch.engine.distributed import connect
+    from embedsearch.engine.settings import RaySettings
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'embedsearch\[ray\]'"):
@@ -93,7 +97,7 @@ def test_unreachable_cluster_and_bad_flags(tmp_path):
     engine = run_cli("dedup", "--engine", "spark")
     assert engine.returncode == 2 and "unknown engine 'spark'; choose local or ray" in engine.stderr
     with pytest.raises(InputError, match="at least 1"):
-        from embedsearch.engine.distributed import RaySettings
+        from embedsearch.engine.settings import RaySettings
 
         RaySettings(workers=0)
 
@@ -104,7 +108,7 @@ def test_ivf_shards_filled_as_ray_tasks_match_a_monolithic_index(local_ray, tmp_
     from embedsearch.store.vectors import ivf
 
     x = clustered(4000)
-    settings = vec.VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000)
+    settings = VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000)
     mapper = RayMap()
     trained = ivf.write_sharded(tmp_path, "vectors.faiss", x, settings, map_shards=mapper)
     assert sum(mapper.nodes.values()) == 4
@@ -116,7 +120,6 @@ def test_ivf_shards_filled_as_ray_tasks_match_a_monolithic_index(local_ray, tmp_
 
 def test_failing_ray_task_is_one_clear_error_and_writes_nothing(local_ray, tmp_path):
     from embedsearch.engine.distributed import RayMap
-    from embedsearch.store import vectors as vec
     from embedsearch.store.vectors import ivf
 
     def explode(trained, vectors, start):  # nested, so Ray ships it by value
@@ -124,7 +127,7 @@ def test_failing_ray_task_is_one_clear_error_and_writes_nothing(local_ray, tmp_p
 
     x = np.random.default_rng(0).normal(size=(2000, 16)).astype(np.float32)
     with pytest.raises(EmbedsearchError, match=r"a Ray task failed after retries \(ValueError: bad shard at row"):
-        ivf.write_sharded(tmp_path, "vectors.faiss", x, vec.VectorSettings(ivf_lists=8, shard_size=500),
+        ivf.write_sharded(tmp_path, "vectors.faiss", x, VectorSettings(ivf_lists=8, shard_size=500),
                           map_shards=lambda fn, jobs: RayMap()(explode, jobs))
     assert list(tmp_path.iterdir()) == []
 
@@ -144,7 +147,7 @@ try:
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     mapper = RayMap(RaySettings(address=cluster.address))
     ivf.write_sharded(__import__("pathlib").Path(sys.argv[1]), "vectors.faiss", x,
-                      vec.VectorSettings(ivf_lists=16, shard_size=500), map_shards=mapper)
+                      VectorSettings(ivf_lists=16, shard_size=500), map_shards=mapper)
     print(json.dumps({"nodes": len(ray.nodes()), "used": len(mapper.nodes), "shards": sum(mapper.nodes.values()),
                       "ntotal": vec.read(__import__("pathlib").Path(sys.argv[1]) / "vectors.faiss").ntotal}))
 finally:
@@ -167,7 +170,7 @@ def test_two_node_cluster_fills_shards_on_both_nodes(tmp_path):
 
 
 def test_topic_assignment_and_duplicate_search_on_ray_match_the_local_path(local_ray, latent_topics, index_copy):
-    from embedsearch.engine.distributed import RaySettings
+    from embedsearch.engine.settings import RaySettings
     from embedsearch.topics import TopicSettings
 
     index, _ = latent_topics
@@ -216,9 +219,9 @@ def test_the_local_engine_never_imports_ray(tmp_path):
 def test_ray_built_ivf_segments_share_one_quantizer_trained_across_files(local_ray, bundled_docs, tmp_path):
     """The corpus's size picks IVF for every segment, small ones too, and all are filled from one quantizer
     trained on a sample drawn across the files; answers equal a local build's (candidates re-scored exactly)."""
-    from embedsearch.engine.distributed import RaySettings
-    from embedsearch.store.settings import StoreSettings
-    from embedsearch.store.vectors import VectorSettings, ivf
+    from embedsearch.engine.settings import RaySettings
+    from embedsearch.store.settings import StoreSettings, VectorSettings
+    from embedsearch.store.vectors import ivf
 
     files = []
     for number, part in enumerate((bundled_docs[:25], bundled_docs[25:45], bundled_docs[45:])):

@@ -1,6 +1,7 @@
 import numpy as np
 
-from embedsearch.embedding.embed import Embedder, EmbedSettings, embed_batch, model_fingerprint
+from embedsearch.embedding.embed import Embedder, embed_batch, model_fingerprint
+from embedsearch.embedding.settings import EmbedSettings
 
 
 def test_vectors_are_unit_length_and_similar_texts_score_higher(model):
@@ -56,7 +57,8 @@ def test_cache_serves_windows_so_settings_can_change_without_reembedding(tmp_pat
 
 
 def test_the_model_is_loaded_once_however_the_device_is_passed(model):
-    from embedsearch.embedding.embed import DEFAULT_MODEL, load_model
+    from embedsearch.embedding.embed import load_model
+    from embedsearch.embedding.settings import DEFAULT_MODEL
 
     assert load_model(DEFAULT_MODEL, None) is model
     assert Embedder(EmbedSettings()).model is model  # the embedder shares the fixture's weights, no second copy

@@ -14,7 +14,8 @@ from embedsearch.embedding.encoder import Encoder, HashingEncoder
 
 
 def test_every_encoder_path_provides_the_protocol(bundled_index, model):
-    from embedsearch.embedding.embed import Embedder, EmbedSettings
+    from embedsearch.embedding.embed import Embedder
+    from embedsearch.embedding.settings import EmbedSettings
     from embedsearch.engine.distributed import EncodeActor
 
     embedder = Embedder()

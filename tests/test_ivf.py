@@ -9,9 +9,10 @@ from conftest import clustered
 
 from embedsearch import Document, Index, InputError
 from embedsearch.store import vectors as vec
+from embedsearch.store.settings import VectorSettings
 from embedsearch.store.vectors import ivf
 
-SETTINGS = vec.VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000, train_sample=4000)
+SETTINGS = VectorSettings(index_type="ivfpq", ivf_lists=32, nprobe=8, shard_size=1000, train_sample=4000)
 
 
 def test_four_shards_merged_on_disk_answer_like_one_monolithic_index(tmp_path):
@@ -29,12 +30,12 @@ def test_four_shards_merged_on_disk_answer_like_one_monolithic_index(tmp_path):
 
 
 def test_codec_follows_corpus_size():
-    s = vec.VectorSettings()
+    s = VectorSettings()
     assert ivf.factory(1_000_000, 384, s) == ("IVF4000,PQ96x8", 4000)
     assert ivf.factory(100_000, 384, s)[0].endswith(",SQ8")
-    assert ivf.factory(100_000, 384, vec.VectorSettings(ivf_codec="pq", pq_bytes=48))[0].endswith("PQ48x8")
+    assert ivf.factory(100_000, 384, VectorSettings(ivf_codec="pq", pq_bytes=48))[0].endswith("PQ48x8")
     with pytest.raises(InputError, match="unknown IVF codec"):
-        vec.VectorSettings(ivf_codec="lsh")
+        VectorSettings(ivf_codec="lsh")
     with pytest.raises(InputError, match="needs at least 1248 vectors to train, got 500"):
         ivf.train(clustered(500), SETTINGS)
 

@@ -11,8 +11,9 @@ import pytest
 from conftest import REPO
 
 from embedsearch import ModelMismatchError
-from embedsearch.embedding.embed import DEFAULT_MODEL, Embedder, EmbedSettings, model_fingerprint, resolve_model, split
+from embedsearch.embedding.embed import Embedder, model_fingerprint, resolve_model, split
 from embedsearch.embedding.known_models import folder_key, recall
+from embedsearch.embedding.settings import DEFAULT_MODEL, EmbedSettings
 
 TRICKY = ["Plain abstract.", "Ünïcödé àccents, naïve café — “quotes” and ﬁ ligatures.", "数学 与 机器学习 の 研究",
           "emoji 🧪🔬 and tabs\tand\nnewlines  and   spaces", " leading and trailing ", "x" * 3000,

@@ -1,8 +1,9 @@
 import numpy as np
 
 from embedsearch.corpus import Document
-from embedsearch.store import lexical as lex
 from embedsearch.retrieval.bm25 import SegmentedBM25
+from embedsearch.store import lexical as lex
+from embedsearch.store.settings import LexicalSettings
 
 DOCS = [Document("a", "Spiking neural networks use time-to-first-spike (TTFS) coding.", "Spiking nets"),
         Document("b", "Discrete diffusion language models built on CTMCs."),
@@ -10,7 +11,7 @@ DOCS = [Document("a", "Spiking neural networks use time-to-first-spike (TTFS) co
 
 
 def scorer(folder):
-    return SegmentedBM25([(lex.Postings(folder), None)], lex.LexicalSettings())
+    return SegmentedBM25([(lex.Postings(folder), None)], LexicalSettings())
 
 
 def test_scores_match_bm25s_itself(tmp_path):
@@ -18,7 +19,7 @@ def test_scores_match_bm25s_itself(tmp_path):
 
     lex.build(DOCS, tmp_path)
     index = scorer(tmp_path)
-    settings = lex.LexicalSettings()
+    settings = LexicalSettings()
     reference = bm25s.BM25(k1=settings.k1, b=settings.b, method=settings.method)
     reference.index([lex.doc_tokens(d, index.tokenizer, settings) for d in DOCS], show_progress=False)
     for query in ["TTFS spiking", "robots learning policies", "diffusion models of language", "unrelated words"]:

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from embedsearch.corpus import Document
-from embedsearch.store import lexical as lex
-from embedsearch.retrieval.bm25 import CorpusStats, SegmentedBM25
 from embedsearch.retrieval import maxscore
+from embedsearch.retrieval.bm25 import CorpusStats, SegmentedBM25
 from embedsearch.retrieval.maxscore import top
+from embedsearch.store import lexical as lex
+from embedsearch.store.settings import LexicalSettings
 
 WORDS = [f"w{i}x" for i in range(400)]
 
@@ -35,7 +36,7 @@ def segments(tmp_path_factory):
         lex.build(corpus(start, count, rng), folder)
         live = None if s == 1 else rng.random(count) > 0.1  # segments 0 and 2 have deletions
         parts.append((lex.Postings(folder), live))
-    return SegmentedBM25(parts, lex.LexicalSettings()), rng
+    return SegmentedBM25(parts, LexicalSettings()), rng
 
 
 def queries(rng: np.random.Generator, n: int) -> list[str]:

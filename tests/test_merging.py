@@ -13,15 +13,13 @@ from segment_worker import make_docs
 
 from embedsearch import Index
 from embedsearch.corpus import Document
-from embedsearch.store import lexical as lex
 from embedsearch.retrieval.bm25 import SegmentedBM25
-from embedsearch.store.compact import MergePolicy
-from embedsearch.store.merging import copy_live_rows, merge_postings
-from embedsearch.store.settings import StoreSettings
-from embedsearch.store.vectors import VectorSettings
 from embedsearch.retrieval.dense import dense
+from embedsearch.store import lexical as lex
+from embedsearch.store.merging import copy_live_rows, merge_postings
+from embedsearch.store.settings import LexicalSettings, MergePolicy, StoreSettings, VectorSettings
 
-SETTINGS = lex.LexicalSettings()
+SETTINGS = LexicalSettings()
 
 
 def corpus(count: int, words: int = 400, seed: int = 0) -> list[Document]:

@@ -1,6 +1,7 @@
 
-from embedsearch.embedding.embed import EmbedSettings, embed_batch, model_fingerprint
+from embedsearch.embedding.embed import embed_batch, model_fingerprint
 from embedsearch.embedding.query_encoder import OnnxQueryEncoder, export_onnx
+from embedsearch.embedding.settings import EmbedSettings
 
 
 def test_onnx_query_vectors_match_sentence_transformers(model, bundled_docs):

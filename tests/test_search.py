@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from embedsearch import Document, Index, InputError
-from embedsearch.retrieval.search import SearchSettings, fuse, top_lexical
+from embedsearch.retrieval.search import fuse, top_lexical
+from embedsearch.retrieval.settings import SearchSettings
 
 
 def test_minmax_fusion_on_a_hand_checked_example():

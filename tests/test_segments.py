@@ -20,11 +20,10 @@ from conftest import REPO, run_cli
 from segment_worker import make_docs, vector_of
 
 from embedsearch import Index, InputError
-from embedsearch.store.compact import MergePolicy
-from embedsearch.store.writer import StoreSettings
-from embedsearch.retrieval.dense import dense
 from embedsearch.retrieval.bm25 import of as bm25_of
+from embedsearch.retrieval.dense import dense
 from embedsearch.retrieval.filters import Filter, allowed
+from embedsearch.store.settings import LexicalSettings, MergePolicy, StoreSettings
 
 WORKER = str(Path(__file__).with_name("segment_worker.py"))
 NO_MERGES = StoreSettings(merge=MergePolicy(segments_per_tier=1_000, max_deleted_share=1.0))
@@ -140,9 +139,9 @@ def test_adds_and_removes_equal_a_fresh_build(tmp_path, model_entry, storage):
     kept = [d for d in docs if d.id in set(ids)]
     assert [d.id for d in kept] == ids  # corpus order survives adds, removes and merges
     fresh = Index.from_embeddings(kept, np.stack([vector_of(d.id) for d in kept]), tmp_path / "fresh", model_entry)
-    tokenizer = lex.Tokenizer.of(lex.LexicalSettings())
+    tokenizer = lex.Tokenizer.of(LexicalSettings())
     reference = bm25s.BM25(k1=1.2, b=0.6, method="lucene")
-    reference.index([lex.doc_tokens(d, tokenizer, lex.LexicalSettings()) for d in kept], show_progress=False)
+    reference.index([lex.doc_tokens(d, tokenizer, LexicalSettings()) for d in kept], show_progress=False)
     for query in ["w3x1 w3x7", "w0x2 w11x24 w5x5 w5x5", "p17 w2x3", "nothing"]:
         scores = bm25_of(index.snapshot).scores(query)
         np.testing.assert_allclose(scores, bm25_of(fresh.snapshot).scores(query), rtol=1e-6, atol=1e-7)

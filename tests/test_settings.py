@@ -4,12 +4,9 @@ import pytest
 
 from embedsearch import InputError
 from embedsearch.dedup import DedupSettings
-from embedsearch.embedding.embed import EmbedSettings
-from embedsearch.retrieval.search import SearchSettings
-from embedsearch.store.compact import MergePolicy
-from embedsearch.store.lexical import LexicalSettings
-from embedsearch.store.vectors import VectorSettings
-from embedsearch.store.writer import StoreSettings
+from embedsearch.embedding.settings import EmbedSettings
+from embedsearch.retrieval.settings import SearchSettings
+from embedsearch.store.settings import LexicalSettings, MergePolicy, StoreSettings, VectorSettings
 from embedsearch.topics import TopicSettings
 
 

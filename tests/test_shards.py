@@ -11,8 +11,8 @@ import pytest
 
 from embedsearch import Document, Index, InputError
 from embedsearch.errors import UnknownIdError
-from embedsearch.store.cuts import owner
 from embedsearch.retrieval.dense import dense
+from embedsearch.store.cuts import owner
 
 
 @pytest.fixture()
@@ -178,7 +178,7 @@ def test_compacting_a_cluster_merges_every_shard_as_one_new_cut(cluster, single,
 def test_a_cut_naming_a_generation_its_shard_collected_is_removed_and_the_newest_stays(single, tmp_path):
     """With no grace period each write collects the generation it superseded, so the cuts naming it go; with
     the default grace every cut stays readable."""
-    from embedsearch.store.writer import StoreSettings
+    from embedsearch.store.settings import StoreSettings
 
     rows = list(range(60))
     small = Index.from_embeddings(list(single.documents)[:60], np.asarray(single.embeddings[rows]), tmp_path / "i",
@@ -261,7 +261,7 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
 
     from embedsearch.retrieval.parts import candidates, merge
     from embedsearch.store.layout import VECTORS
-    from embedsearch.store.vectors import VectorSettings
+    from embedsearch.store.settings import VectorSettings
 
     docs, vectors = make_docs(0, 3_000)
     index = Index.from_batches([(docs[i:i + 1_000], vectors[i:i + 1_000]) for i in range(0, 3_000, 1_000)],

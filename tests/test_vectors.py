@@ -3,8 +3,9 @@ import pytest
 from conftest import clustered as shared_clustered
 
 from embedsearch.errors import IndexStoreError, InputError
-from embedsearch.store import vectors as vec
 from embedsearch.retrieval.dense import dense_rows
+from embedsearch.store import vectors as vec
+from embedsearch.store.settings import VectorSettings
 
 
 def clustered(n, seed=0):
@@ -12,20 +13,20 @@ def clustered(n, seed=0):
 
 
 def test_auto_choice_scales_with_size():
-    s = vec.VectorSettings()
+    s = VectorSettings()
     assert s.choose(57) == "flat"
     assert s.choose(100_000) == "hnsw"
     assert s.choose(5_000_000) == "ivfpq"
-    assert vec.VectorSettings(index_type="hnsw").choose(10) == "hnsw"
+    assert VectorSettings(index_type="hnsw").choose(10) == "hnsw"
     with pytest.raises(InputError, match="unknown index type"):
-        vec.VectorSettings(index_type="annoy")
+        VectorSettings(index_type="annoy")
 
 
 @pytest.mark.parametrize("kind", ["flat", "hnsw", "ivfpq"])
 def test_each_index_type_finds_the_true_nearest_neighbours(kind):
     """Through the search path, which re-scores compressed (PQ) candidates exactly."""
     x = clustered(5000)
-    index = vec.build(x, vec.VectorSettings(index_type=kind, ivf_lists=16, nprobe=16))
+    index = vec.build(x, VectorSettings(index_type=kind, ivf_lists=16, nprobe=16))
     assert vec.kind_of(index) == kind
     truth = np.argsort(-(x[:50] @ x.T), axis=1)[:, :10]
     rows = [[r for r, _ in hits] for hits in dense_rows(index, kind, x, x[:50], 10)]
@@ -38,7 +39,7 @@ def test_save_writes_the_chosen_kind_and_reads_it_back(tmp_path):
     for kind in ("flat", "hnsw", "ivfpq"):
         folder = tmp_path / kind
         folder.mkdir()
-        assert vec.save(folder / "vectors.faiss", x, vec.VectorSettings(index_type=kind, ivf_lists=16)) == kind
+        assert vec.save(folder / "vectors.faiss", x, VectorSettings(index_type=kind, ivf_lists=16)) == kind
         index = vec.read(folder / "vectors.faiss")
         assert vec.kind_of(index) == kind and index.ntotal == 3000
         assert (folder / "vectors.ivfdata").exists() == (kind == "ivfpq")

@@ -7,15 +7,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..corpus import (
-    Document,
-    FieldMap,
-    Problem,
-    check_unique,
-    collection_name,
-    iter_sources,
-)
-from ..embedding.embed import DEFAULT_MODEL, Embedder, EmbedSettings
+from ..corpus import Document, FieldMap, Problem, check_unique, collection_name, iter_sources
+from ..embedding.embed import Embedder
+from ..embedding.settings import DEFAULT_MODEL, EmbedSettings
 from ..engine.distributed import job_map
 from ..store import writer
 from ..store.manifest import Manifest
@@ -25,7 +19,7 @@ from .embedding import embed_documents, export_query_encoder
 from .manifest import new_manifest
 
 if TYPE_CHECKING:
-    from ..engine.distributed import RaySettings
+    from ..engine.settings import RaySettings
 
 
 def write_batches(batches: Iterable[writer.Batch], path: Path, manifest: Manifest, total: int,

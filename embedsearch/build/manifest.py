@@ -10,16 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptIndexError, EmbedsearchError
-from ..retrieval.search import SearchSettings
-from ..store import lexical as lex
-from ..store import vectors as vec
+from ..retrieval.settings import SearchSettings
 from ..store.manifest import Manifest
 from ..store.manifest import read as read_manifest
-from ..store.settings import StoreSettings
+from ..store.settings import LexicalSettings, StoreSettings, VectorSettings
 
 
-def new_manifest(model: dict[str, Any], vectors: vec.VectorSettings = vec.VectorSettings(),
-                 lexical: lex.LexicalSettings = lex.LexicalSettings(), search: SearchSettings = SearchSettings(),
+def new_manifest(model: dict[str, Any], vectors: VectorSettings = VectorSettings(),
+                 lexical: LexicalSettings = LexicalSettings(), search: SearchSettings = SearchSettings(),
                  storage: StoreSettings = StoreSettings(), sources: Sequence[str | Path] = (),
                  name: str = "") -> Manifest:
     """The manifest of a new index built with these settings (``model``: ``Embedder.manifest_entry()``)."""

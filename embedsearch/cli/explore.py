@@ -9,23 +9,13 @@ from pathlib import Path
 
 import typer
 
-from ..dedup.report import DedupSettings
+from ..dedup.settings import DedupSettings
 from ..errors import InputError
 from ..files import durable_file
 from ..topics.maps import MAX_POINTS
-from ..topics.umap_hdbscan import TopicSettings
-from .app import (
-    EngineOpt,
-    ForceOpt,
-    IndexOpt,
-    JsonOpt,
-    RayAddressOpt,
-    app,
-    friendly,
-    one_line,
-    open_index,
-    ray_settings,
-)
+from ..topics.settings import TopicSettings
+from .app import (EngineOpt, ForceOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index,
+                  ray_settings)
 from .output import check_output
 from .over_time import BinsOpt, ByOpt, CsvOpt, OverOpt, PlotOpt, PngOpt, StrictOpt
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import typer
 
-from ..embedding.embed import EmbedSettings
+from ..embedding.settings import EmbedSettings
 from ..errors import InputError
-from .app import EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, not_a_shard, open_index, ray_settings
+from .app import (EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, not_a_shard, open_index,
+                  ray_settings)
 
 
 def _fields(id_field: str | None, title_field: str | None, text_field: str | None):
@@ -44,9 +45,9 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
           engine: str = EngineOpt, ray_address: str | None = RayAddressOpt,
           workers: int | None = WorkersOpt) -> None:
     """Index a corpus (replaces the index atomically; unchanged texts come from the cache)."""
-    from ..embedding.embed import EmbedSettings
+    from ..embedding.settings import EmbedSettings
     from ..index import Index
-    from ..store.vectors import VectorSettings
+    from ..store.settings import VectorSettings
 
     not_a_shard(index)
     ray = ray_settings(engine, ray_address, workers)
@@ -77,11 +78,10 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
     """Add documents to an index as a new segment, embedding only the new ones."""
     from ..corpus import read_sources
     from ..corpus.kinds import FieldKinds
+    from ..dedup import ON_DUPLICATE
     from ..errors import DuplicateError
     from ..index import Index
     from .explore import print_report
-
-    from ..dedup import ON_DUPLICATE
 
     if on_duplicate not in ON_DUPLICATE:
         raise InputError(f"--on-duplicate {on_duplicate!r}: choose one of {', '.join(ON_DUPLICATE)}")

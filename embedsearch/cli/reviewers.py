@@ -45,7 +45,7 @@ def affinity(reviewers: Path = typer.Option(..., "--reviewers", help="Archives f
              profiles: Path | None = typer.Option(None, "--profiles", help="Folder of the publications' index."),
              skip_invalid: bool = typer.Option(False, "--skip-invalid"), force: bool = ForceOpt) -> None:
     """Affinity of each submission to each reviewer, from the reviewers' own publications."""
-    from ..embedding.embed import DEFAULT_MODEL
+    from ..embedding.settings import DEFAULT_MODEL
     from ..reviewers import AffinitySettings, ConflictSettings, Matcher, Submissions
     from ..reviewers.conflicts import read_pairs
     from ..reviewers.scores import write

@@ -88,7 +88,8 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
            mode: str | None = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
            filters: list[str] = typer.Option([], "--filter", help="FIELD=VALUE or FIELD>=NUMBER; repeatable.")) -> None:
     """Related abstracts for a free-text query (or every line of --queries)."""
-    from ..retrieval.search import SearchSettings, check_query
+    from ..retrieval.search import check_query
+    from ..retrieval.settings import SearchSettings
 
     if (query is None) == (queries is None):
         raise InputError("give a QUERY or --queries FILE (not both)")
@@ -153,7 +154,7 @@ def eval_(beir: Path = typer.Option(..., "--beir", help="BEIR folder: corpus.jso
           as_json: bool = typer.Option(False, "--json", help="One JSON object instead of a table.")) -> None:
     """nDCG@10, Recall@100 and MRR@10 on a BEIR-format dataset."""
     from ..evaluate import evaluate_beir
-    from ..retrieval.search import SearchSettings
+    from ..retrieval.settings import SearchSettings
 
     if mode is not None:
         named(lambda m: SearchSettings(mode=m), mode, "--mode")

@@ -11,7 +11,8 @@ from ..errors import DuplicateError, InputError, ModelMismatchError, UnknownIdEr
 from ..store.snapshot import Rows, Snapshot
 from . import candidates
 from .pending import Pending
-from .report import Candidate, DedupSettings, DuplicateGroup, DuplicatePair, DuplicateReport
+from .report import Candidate, DuplicateGroup, DuplicatePair, DuplicateReport
+from .settings import DedupSettings
 
 
 def find_duplicates(snapshot: Snapshot, settings: DedupSettings = DedupSettings(), map_jobs: JobRunner = local_map,

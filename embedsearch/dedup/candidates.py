@@ -13,7 +13,8 @@ from ..store.snapshot import DocumentRows, Rows, Snapshot
 from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash
 from .partitions import neighbour_edges
 from .pending import exact_row
-from .report import Candidate, DedupSettings
+from .report import Candidate
+from .settings import DedupSettings
 
 _CHUNK = 2048
 

@@ -9,50 +9,7 @@ from typing import Any, TextIO
 
 from ..errors import InputError
 from .groups import connected
-
-
-@dataclass(frozen=True)
-class DedupSettings:
-    """When a candidate pair is a duplicate. ``threshold``, ``min_cosine`` and ``min_overlap`` are the
-    setting with the highest F1 on a planted-edit dev set over SciFact abstracts among those with
-    precision >= 0.99 that flag none of its background-sharing pairs; they were checked on a separate
-    test set, on labelled bibliographic duplicates and on the bundled corpus (benchmarks/README.md).
-
-    - ``threshold``: cosine at which two abstracts are duplicates on meaning alone (heavy rewording).
-    - ``min_cosine``: cosine a pair needs before lexical overlap can make it a duplicate.
-    - ``min_overlap``: share of the shorter abstract's word 5-grams that must appear in the other.
-    - ``near_identical``: overlap from which a duplicate is called near-identical rather than reworded.
-    - ``neighbours``: nearest neighbours per abstract examined as candidates (never all pairs).
-    - ``floor``: lowest cosine kept as a candidate, so a report can be re-cut down to it.
-    - ``rows_per_job``: abstracts per candidate-search job (whole IVF lists for an IVF index).
-    """
-
-    threshold: float = 0.93
-    min_cosine: float = 0.70
-    min_overlap: float = 0.60
-    near_identical: float = 0.80
-    neighbours: int = 10
-    floor: float = 0.60
-    shingle: int = 5
-    rows_per_job: int = 50_000
-
-    def __post_init__(self) -> None:
-        for name in ("threshold", "min_cosine", "min_overlap", "near_identical", "floor"):
-            value = getattr(self, name)
-            if not 0 <= value <= 1:
-                raise InputError(f"{name.replace('_', '-')} must be between 0 and 1, got {value}")
-        for name in ("rows_per_job", "neighbours", "shingle"):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
-
-    def verdict(self, cosine: float, overlap: float, exact: bool) -> str | None:
-        if exact:
-            return "exact"
-        if cosine >= self.min_cosine and overlap >= self.near_identical:
-            return "near-identical"
-        if cosine >= self.threshold or (cosine >= self.min_cosine and overlap >= self.min_overlap):
-            return "reworded"
-        return None
+from .settings import DedupSettings
 
 
 @dataclass(frozen=True)

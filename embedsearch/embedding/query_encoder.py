@@ -149,7 +149,8 @@ class TorchQueryEncoder:
     """Fallback for models the ONNX path does not cover: the bulk embedder itself."""
 
     def __init__(self, model: SentenceTransformer, max_windows: int, tail_weight: float):
-        from .embed import EmbedSettings, model_info
+        from .embed import model_info
+        from .settings import EmbedSettings
 
         self.model = model
         self.settings = EmbedSettings(max_windows=max_windows, tail_weight=tail_weight)

@@ -11,31 +11,15 @@ from __future__ import annotations
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
-from ..embedding.embed import EmbedSettings
+from ..embedding.settings import EmbedSettings
 from ..errors import EmbedsearchError, InputError, require
-from .jobs import JobRunner
-from .jobs import local_map
-
-
-@dataclass(frozen=True)
-class RaySettings:
-    """Where and how wide to run. ``address``: None starts a local Ray, ``"auto"`` joins the cluster this
-    machine belongs to, ``"ray://host:10001"`` a remote one. ``workers``: actors in the pool (default:
-    one per GPU, else one per CPU in the cluster). ``chunk``: texts per Ray job (bounds driver memory)."""
-
-    address: str | None = None
-    workers: int | None = None
-    batch_size: int = 256
-    chunk: int = 50_000
-
-    def __post_init__(self) -> None:
-        if self.workers is not None and self.workers < 1:
-            raise InputError(f"--workers must be at least 1, got {self.workers}")
+from .jobs import JobRunner, local_map
+from .settings import RaySettings
 
 
 def connect(settings: RaySettings):

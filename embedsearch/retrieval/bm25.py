@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..store.lexical import Postings, Tokenizer
+from ..store.settings import LexicalSettings
 from ..store.snapshot import Snapshot
-
-from ..store.lexical import LexicalSettings, Postings, Tokenizer
 from .postings_loops import Scoring, contribution
-
 
 Weighted = tuple[list[tuple[str, float]], float]  # (token, idf) in query order, and the average length
 

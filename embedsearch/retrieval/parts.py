@@ -16,12 +16,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import InputError, UnknownIdError
+from ..store.snapshot import Snapshot
 from .bm25 import CorpusStats, of
 from .dense import Shortlisted, best, shortlists
-from .filters import Filter, allowed as allowed_rows
+from .filters import Filter
+from .filters import allowed as allowed_rows
 from .maxscore import top
-from ..store.snapshot import Snapshot
-from .search import MODES, Answer, Mode, Hit, Ranked, SearchSettings, band, check_k, check_query, fuse
+from .search import Answer, Hit, Ranked, band, check_k, check_query, fuse
+from .settings import MODES, Mode, SearchSettings
 
 
 @dataclass(frozen=True)

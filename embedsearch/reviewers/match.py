@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus import Document
-from ..embedding.embed import DEFAULT_MODEL
+from ..embedding.settings import DEFAULT_MODEL
 from ..errors import IndexStoreError, InputError
 from ..index import Index
 from ..store.layout import default_home

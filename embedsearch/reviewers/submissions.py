@@ -11,7 +11,8 @@ import numpy as np
 
 from ..corpus import Document, UniqueIds, parse_record
 from ..corpus.readers import Problem
-from ..embedding.embed import Embedder, EmbedSettings
+from ..embedding.embed import Embedder
+from ..embedding.settings import EmbedSettings
 from ..errors import InputError
 from ..index import Index
 from .notes import records

@@ -16,11 +16,12 @@ from fastapi.security import HTTPBearer
 from ..corpus import Document
 from ..errors import IdConflictError, UnknownIdError
 from ..index import Index
-from ..retrieval.search import Answer, SearchSettings
+from ..retrieval.search import Answer
+from ..retrieval.settings import SearchSettings
 from .guard import ApiError, authorised
 from .live import Live, Served
-from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, OverTimeOut, RemoveOut,
-                        SearchBatchOut, SearchOut, SimilarOut, TopicsOut, errors)
+from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, OverTimeOut, RemoveOut, SearchBatchOut,
+                        SearchOut, SimilarOut, TopicsOut, errors)
 from .schemas import AddDocuments, Mode, SearchBatch, SimilarText
 from .settings import LIMITS, ServeSettings
 from .topics import TopicsState

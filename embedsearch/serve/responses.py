@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..retrieval.search import Band, BestMatch
+from ..retrieval.settings import Band, BestMatch
 
 
 class ErrorBody(BaseModel):

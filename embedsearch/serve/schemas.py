@@ -10,9 +10,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from ..corpus import Document, parse_record
 from ..dedup import OnDuplicate
-from ..retrieval.search import Mode
+from ..retrieval.settings import Mode
 from .settings import LIMITS
-
 
 
 def _clean(text: str) -> str:

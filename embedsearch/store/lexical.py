@@ -12,38 +12,20 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from ..corpus import Document
-from ..errors import CorruptIndexError, InputError, MissingDependencyError
+from ..errors import CorruptIndexError, MissingDependencyError
+from .settings import LexicalSettings
 
 FOLDER = "lexical"
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 PARTS = ("indptr", "rows", "tf", "lengths")
 
-
-@dataclass(frozen=True)
-class LexicalSettings:
-    """BM25 parameters and text processing (tuned on SciFact's train split, see benchmarks)."""
-
-    k1: float = 1.2
-    b: float = 0.6
-    method: str = "lucene"
-    stemmer: str | None = "english"
-    stopwords: bool = True
-    title_weight: int = 2
-
-    def __post_init__(self) -> None:
-        if self.method != "lucene":
-            raise InputError(f"BM25 method {self.method!r} is not supported; use 'lucene'")
-        if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
-        if self.title_weight < 0:
-            raise InputError(f"title_weight must be >= 0, got {self.title_weight}")
 
 
 class Tokenizer:

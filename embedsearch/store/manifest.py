@@ -12,15 +12,13 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..embedding.embed import EmbedSettings
+from ..embedding.settings import EmbedSettings
 from ..errors import CorruptIndexError, EmbedsearchError
 from ..files import write_json
 from ..version import __version__
 from .layout import FORMAT_VERSION, MANIFEST, now, read_manifest
-from .lexical import LexicalSettings
 from .provenance import provenance as machine
-from .settings import MergePolicy, StoreSettings
-from .vectors import VectorSettings
+from .settings import LexicalSettings, MergePolicy, StoreSettings, VectorSettings
 
 LEGACY_INDEX_KEYS = ("type", "ondisk")  # written by earlier versions; the generations say the same
 

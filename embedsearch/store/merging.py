@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CorruptIndexError
-from .lexical import FOLDER, TOKEN_PATTERN, LexicalSettings
+from .lexical import FOLDER, TOKEN_PATTERN
 from .npy import NpyRows, NpyWriter
+from .settings import LexicalSettings
 
 Part = tuple[Path, "np.ndarray | None"]
 POSTING_BYTES = 40  # a posting in flight: term, row and tf read, their renumbered copies, and the sort order

@@ -16,12 +16,12 @@ from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError
 from ..files import file_records, sha256, staged_folder
 from . import lexical as lex
-from . import metadata
-from . import npy
+from . import metadata, npy
 from . import vectors as vec
 from .docstore import DocumentStore, write_documents
 from .generation import SegmentEntry
 from .layout import EMBEDDINGS, SEGMENTS, VECTORS
+from .settings import LexicalSettings, VectorSettings
 
 INFO = "segment.json"
 
@@ -31,7 +31,7 @@ def new_name() -> str:
 
 
 def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix: np.ndarray | None,
-          write_vectors: Callable[[Path], str], lexical: lex.LexicalSettings, name: str | None = None,
+          write_vectors: Callable[[Path], str], lexical: LexicalSettings, name: str | None = None,
           write_lexical: Callable[[Path], None] | None = None,
           write_metadata: Callable[[Path], dict[str, str]] | None = None,
           write_embeddings: Callable[[Path], int] | None = None, fields: dict[str, str] | None = None) -> SegmentEntry:
@@ -57,7 +57,7 @@ def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix
     return entry_of(target)
 
 
-def vector_writer(settings: vec.VectorSettings, existing: Sequence[Segment], matrix: np.ndarray,
+def vector_writer(settings: VectorSettings, existing: Sequence[Segment], matrix: np.ndarray,
                   map_shards: JobRunner = local_map, merged: bool = False) -> Callable[[Path], str]:
     """The vector-index writer for a new segment (an add, or a ``merged`` one) of an index with ``existing``
     segments."""

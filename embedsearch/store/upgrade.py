@@ -19,6 +19,7 @@ from .layout import FORMAT_VERSION, GENERATIONS, MANIFEST, SEGMENTS, real_path
 from .manifest import Manifest
 from .manifest import write as write_manifest
 from .segment import INFO, entry_of, new_name
+from .settings import LexicalSettings
 
 V1_FILES = ("documents.jsonl", "documents.offsets.npy", "ids.json", "embeddings.npy", "vectors.faiss",
             "vectors.ivfdata", "metadata.parquet")
@@ -69,7 +70,7 @@ def upgrade(path: str | Path) -> int:
         hashes = id_hashes([d.id for d in documents])
         order = np.argsort(hashes, kind="stable")
         np.save(folder / ID_HASHES, np.stack([hashes[order], order.astype(np.uint64)]))
-        settings = lex.LexicalSettings(**manifest.get("lexical", {}))
+        settings = LexicalSettings(**manifest.get("lexical", {}))
         lex.build(documents, folder, settings)
         kind = manifest["index"]["type"]
         (folder / INFO).write_text(json.dumps({"name": name, "rows": len(documents), "index_type": kind,

@@ -18,13 +18,7 @@ from .. import store
 from ..corpus import Document, check_unique
 from ..corpus.kinds import FieldKinds
 from ..engine.jobs import JobRunner
-from ..errors import (
-    CorruptIndexError,
-    EmbedsearchError,
-    IdConflictError,
-    InputError,
-    UnknownIdError,
-)
+from ..errors import CorruptIndexError, EmbedsearchError, IdConflictError, InputError, UnknownIdError
 from . import generation as gen
 from . import segment as seg
 from . import vectors as vec
@@ -36,7 +30,6 @@ from .layout import VECTORS
 from .lock import writer
 from .manifest import Manifest
 from .manifest import write as write_manifest
-from .settings import MergePolicy, StoreSettings  # noqa: F401  (where callers have always found them)
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,8 @@ import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .umap_hdbscan import TopicSettings, cluster, compilable, reduce
+from .settings import TopicSettings
+from .umap_hdbscan import cluster, compilable, reduce
 
 TIE_BREAK = 1e-3  # weight of the embedding distance that orders pairs with the same share of runs
 UNREACHABLE = 2.0  # distance joining disconnected parts of the graph: farther than any pair of neighbours

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from ..engine.jobs import JobRunner, local_map
-from .umap_hdbscan import TopicSettings, compilable, enable_numba_cache
 from .consensus import fit_labels
+from .settings import TopicSettings
+from .umap_hdbscan import compilable, enable_numba_cache
 
 ROWS_PER_JOB = 20_000
 VOTERS = 15

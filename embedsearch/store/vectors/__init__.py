@@ -6,68 +6,21 @@ vectors are unit length, so inner product is cosine similarity."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from ...engine.jobs import JobRunner, local_map
-from ...errors import InputError
+from ..settings import INDEX_TYPES, VectorSettings
 from . import ivf
 from .flat import Flat, faiss_module
 from .hnsw import HNSW
 from .ivf import IVFPQ
 
 BACKENDS: dict[str, type[Flat]] = {b.kind: b for b in (Flat, HNSW, IVFPQ)}
-INDEX_TYPES = ("auto", *BACKENDS)
-IVF_CODECS = ("auto", "pq", "sq8")
-
-
-@dataclass(frozen=True)
-class VectorSettings:
-    """Which FAISS index to build and how to search it; defaults scale with corpus size.
-
-    At ``compress_above`` vectors and beyond, the index is IVF (see ``ivf``): trained on ``train_sample``
-    vectors, filled in shards of ``shard_size`` and kept on disk. ``ivf_codec`` ``auto`` stores SQ8
-    codes below ``sq_below`` vectors and PQ codes (``pq_bytes``, default dim/4) from there on.
-    """
-
-    index_type: str = "auto"
-    exact_below: int = 50_000
-    compress_above: int = 1_000_000
-    hnsw_m: int = 32
-    hnsw_ef_construction: int = 80
-    hnsw_ef_search: int = 128
-    ivf_lists: int | None = None
-    ivf_codec: str = "auto"
-    sq_below: int = 200_000
-    pq_bytes: int | None = None
-    nprobe: int = 32
-    train_sample: int = 100_000
-    shard_size: int = 250_000
-
-    def __post_init__(self) -> None:
-        if self.index_type not in INDEX_TYPES:
-            raise InputError(f"unknown index type {self.index_type!r}; choose one of {', '.join(INDEX_TYPES)}")
-        if self.ivf_codec not in IVF_CODECS:
-            raise InputError(f"unknown IVF codec {self.ivf_codec!r}; choose one of {', '.join(IVF_CODECS)}")
-        positive = ("exact_below", "compress_above", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search", "nprobe",
-                    "train_sample", "shard_size", "sq_below")
-        for name in positive + tuple(n for n in ("ivf_lists", "pq_bytes") if getattr(self, n) is not None):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.exact_below > self.compress_above:
-            raise InputError(f"exact_below ({self.exact_below:,}) must not exceed compress_above "
-                             f"({self.compress_above:,}): exact search below one, compression from the other")
-
-    def choose(self, n: int) -> str:
-        if self.index_type != "auto":
-            return self.index_type
-        if n < self.exact_below:
-            return "flat"
-        return "hnsw" if n < self.compress_above else "ivfpq"
-
+assert INDEX_TYPES == ("auto", *BACKENDS), "store.settings.INDEX_TYPES names every backend"
 
 def backend(kind: str) -> type[Flat]:
     return BACKENDS[kind]

@@ -1,0 +1,32 @@
+"""How documents become vectors: the model and the windows of long abstracts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InputError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    """How documents become vectors. ``max_windows=1`` truncates at the model's window;
+    ``tail_weight`` scales the windows after the first (see ``windows.py``)."""
+
+    model: str = DEFAULT_MODEL
+    batch_size: int = 32
+    max_windows: int = 8
+    tail_weight: float = 0.25
+    device: str | None = None  # None: the library picks (a GPU when there is one)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise InputError(f"model must name a sentence-transformers model or folder, got {self.model!r}")
+        if self.batch_size < 1:
+            raise InputError(f"batch_size must be at least 1, got {self.batch_size}; 32 suits a CPU")
+        if self.max_windows < 1:
+            raise InputError(f"max_windows must be at least 1 (1 = truncate at the model's window), "
+                             f"got {self.max_windows}")
+        if not 0 <= self.tail_weight <= 1:
+            raise InputError(f"tail_weight must be between 0 and 1 (0 = first window only), got {self.tail_weight}")
