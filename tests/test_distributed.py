@@ -137,7 +137,9 @@ import json, sys, numpy as np, ray
 from ray.cluster_utils import Cluster
 from embedsearch.store import vectors as vec
 from embedsearch.store.vectors import ivf
-from embedsearch.engine.distributed import RayMap, RaySettings
+from embedsearch.store.settings import VectorSettings
+from embedsearch.engine.distributed import RayMap
+from embedsearch.engine.settings import RaySettings
 
 cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
 cluster.add_node(num_cpus=2)
