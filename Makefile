@@ -33,8 +33,11 @@ $(VENV)/.bench-installed: $(VENV)/.installed requirements/bench.lock
 	$(PY) -m pip install -q --require-hashes --no-deps -r requirements/bench.lock
 	touch $@
 
+# The quick set (a few minutes here); each benchmark's full command is in benchmarks/README.md.
 bench: $(VENV)/.bench-installed
-	$(PY) benchmarks/search_bench.py
+	$(PY) -m benchmarks.search_bench
+	$(PY) -m benchmarks.segments_bench --sizes 20000
+	$(PY) -m benchmarks.score_bands_bench
 
 # Re-resolve every pin on purpose (pip-tools; torch held at 2.13.0 CPU by requirements/torch.txt).
 lock:

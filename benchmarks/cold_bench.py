@@ -18,9 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, save, stamp, table  # noqa: E402
-from merge_memory_bench import drop_caches  # noqa: E402
+from benchmarks.common import ROOT, save, stamp, table
+from benchmarks.merge_memory_bench import drop_caches
 
 FIRST = r"""
 import json, sys, time

@@ -1,4 +1,6 @@
-"""Helpers shared by the benchmarks: timing, percentiles, synthetic clustered vectors, table output."""
+"""Helpers shared by the benchmarks: timing, percentiles, synthetic clustered vectors, the SciFact sentence
+pool synthetic corpora are drawn from, memory of this or another process, table output. Run a benchmark
+from the repository root as a module: ``python -m benchmarks.search_bench``."""
 
 from __future__ import annotations
 
@@ -66,6 +68,29 @@ def peak_rss_mb() -> float:
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mb(pid: int, children: bool = False) -> float:
+    """Resident memory of process ``pid`` now (with its direct children: a server's workers)."""
+    pids = [pid]
+    if children:
+        pids += [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+    total = 0
+    for p in pids:
+        try:
+            total += int(Path(f"/proc/{p}/status").read_text().split("VmRSS:")[1].split()[0])
+        except (OSError, IndexError):
+            pass
+    return total / 1024
+
+
+def sentence_pool() -> list[str]:
+    """Every SciFact sentence over 40 characters: what the synthetic corpora of the scale benchmarks are made of."""
+    from embedsearch.evaluate import load_beir
+
+    from .planted import sentences
+
+    return [s for d in load_beir(SHARED / "eval" / "scifact").documents for s in sentences(d.text) if len(s) > 40]
 
 
 def table(headers: list[str], rows: list[list]) -> str:

@@ -19,14 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, save, table  # noqa: E402
-from planted import KINDS, plant, sentences  # noqa: E402
-
-from embedsearch import Document, Index  # noqa: E402
-from embedsearch.dedup import DedupSettings  # noqa: E402
-from embedsearch.dedup.groups import connected  # noqa: E402
-from embedsearch.evaluate import load_beir  # noqa: E402
+from benchmarks.common import SHARED, save, table
+from benchmarks.planted import KINDS, plant, sentences
+from embedsearch import Document, Index
+from embedsearch.dedup import DedupSettings
+from embedsearch.dedup.groups import connected
+from embedsearch.evaluate import load_beir
 
 
 def closure(groups) -> set[frozenset]:

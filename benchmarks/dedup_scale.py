@@ -9,26 +9,22 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, clustered_vectors, peak_rss_mb  # noqa: E402
-from planted import sentences  # noqa: E402
-
-from embedsearch import Document, Index  # noqa: E402
-from embedsearch.evaluate import load_beir  # noqa: E402
+from benchmarks.common import clustered_vectors, peak_rss_mb, sentence_pool
+from benchmarks.planted import sentences
+from embedsearch import Document, Index
 
 N, PLANTED = 100_000, 1_000
 
 
 def main() -> None:
     rng = random.Random(0)
-    pool = [s for d in load_beir(SHARED / "eval" / "scifact").documents for s in sentences(d.text) if len(s) > 40]
+    pool = sentence_pool()
     texts = [" ".join(rng.sample(pool, 6)) for _ in range(N - PLANTED)]
     vectors = clustered_vectors(N, seed=5)
     originals = rng.sample(range(N - PLANTED), PLANTED)

@@ -14,15 +14,13 @@ script: ``git worktree add /tmp/before a87b86b; PYTHONPATH=/tmp/before python be
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from embedsearch.retrieval.bm25 import of as bm25_of
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, save, stamp, table  # noqa: E402
+from benchmarks.common import SHARED, save, stamp, table
+from embedsearch.retrieval.bm25 import of as bm25_of
 
 
 def p50_ms(fn, queries: list[str], rounds: int) -> tuple[float, float]:
@@ -54,8 +52,8 @@ def main() -> None:
     for q in queries:  # warm: every query's postings once
         index.search(q, 10, mode="hybrid")
     for k in () if args.search_only else (10, 100):
-        from embedsearch.retrieval.search import top_lexical
         from embedsearch.retrieval.maxscore import top
+        from embedsearch.retrieval.search import top_lexical
 
         equal = sum(top(bm25, q, k) == top_lexical(bm25.scores(q), k) for q in queries)
         full = p50_ms(lambda q: top_lexical(bm25.scores(q), k), queries, args.rounds)

@@ -17,20 +17,21 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, save, stamp, table  # noqa: E402
+from benchmarks.common import ROOT, save, stamp, table
 
 BUILD = r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
-from common import peak_rss_mb
-from segments_bench import _pool, corpus, model_entry
+sys.path.append(sys.argv[1])  # the benchmarks package; embedsearch stays the one PYTHONPATH names
+from benchmarks.common import peak_rss_mb
+from benchmarks.common import sentence_pool
+from benchmarks.segments_bench import corpus, model_entry
 from embedsearch import Index
 from embedsearch.store.settings import StoreSettings
 n, path, batch = int(sys.argv[2]), sys.argv[3], 250_000
-pool = _pool()
+pool = sentence_pool()
 batches = (corpus(min(batch, n - s), offset=s, pool=pool) for s in range(0, n, batch))
 start = time.perf_counter()
 index = Index.from_batches(batches, path, model_entry(), n, storage=StoreSettings(segment_rows=batch, grace_seconds=0))
@@ -41,8 +42,8 @@ print(json.dumps({"build_s": built, "segments": len(index.snapshot.segments), "b
 
 COMPACT = r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
-from common import peak_rss_mb
+sys.path.append(sys.argv[1])  # the benchmarks package; embedsearch stays the one PYTHONPATH names
+from benchmarks.common import peak_rss_mb
 from embedsearch import Index
 index = Index.load(sys.argv[2])
 start = time.perf_counter()
@@ -53,10 +54,10 @@ print(json.dumps({"compact_s": time.perf_counter() - start, "compact_peak_mb": p
 
 QUERY = r"""
 import json, statistics, sys, time
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
+sys.path.append(sys.argv[1])  # the benchmarks package; embedsearch stays the one PYTHONPATH names
 import numpy as np
-from common import clustered_vectors, peak_rss_mb
-from segments_bench import QUERIES
+from benchmarks.common import clustered_vectors, peak_rss_mb
+from benchmarks.segments_bench import QUERIES
 t = time.perf_counter()
 from embedsearch import Index
 from embedsearch.retrieval.dense import dense
@@ -96,7 +97,7 @@ def step(code: str, *args: str, code_root: Path | None = None) -> dict:
     """One step in a fresh process, with this checkout's package or the one at ``code_root``."""
     env = {**os.environ, "PYTHONPATH": str(code_root)} if code_root else None
     done = subprocess.run([sys.executable, "-c", code, str(ROOT), *args], capture_output=True, text=True, env=env,
-                          cwd=code_root)
+                          cwd=tempfile.gettempdir())  # not a checkout: embedsearch is PYTHONPATH's, or the installed one
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -8,7 +8,6 @@ about 10 minutes on 2 cores; later runs read the embedding cache)
 from __future__ import annotations
 
 import itertools
-import sys
 import tempfile
 import time
 from dataclasses import asdict
@@ -16,11 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, percentiles, save, table  # noqa: E402
-
-from embedsearch import EmbedSettings, Index  # noqa: E402
-from embedsearch.evaluate import load_beir, rank_queries, score_run  # noqa: E402
+from benchmarks.common import SHARED, percentiles, save, table
+from embedsearch import EmbedSettings, Index
+from embedsearch.evaluate import load_beir, rank_queries, score_run
 from embedsearch.retrieval.bm25 import SegmentedBM25
 from embedsearch.retrieval.dense import dense
 from embedsearch.retrieval.search import fuse, top_lexical

@@ -22,9 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, clustered_vectors, peak_rss_mb, percentiles, save, table  # noqa: E402
-
+from benchmarks.common import SHARED, clustered_vectors, peak_rss_mb, percentiles, save, table
 from embedsearch.store.settings import VectorSettings
 
 QUERIES = 1000

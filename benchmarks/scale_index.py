@@ -18,9 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, clustered_vectors, peak_rss_mb, percentiles, save, table  # noqa: E402
-from planted import sentences  # noqa: E402
+from benchmarks.common import clustered_vectors, peak_rss_mb, percentiles, save, sentence_pool, table
 
 QUERIES = ["gene expression in tumour cells", "vaccination reduces mortality in children",
            "insulin resistance and obesity", "antibiotic resistance mechanisms in bacteria",
@@ -47,13 +45,12 @@ print(json.dumps(out))
 
 def main() -> None:
     from embedsearch import Document, Index, store
-    from embedsearch.evaluate import load_beir
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1_000_000)
     args = parser.parse_args()
     rng = random.Random(0)
-    pool = [s for d in load_beir(SHARED / "eval" / "scifact").documents for s in sentences(d.text) if len(s) > 40]
+    pool = sentence_pool()
     docs = [Document(f"s{i}", " ".join(rng.sample(pool, 6)), metadata={"year": 2000 + i % 26})
             for i in range(args.n)]
     vectors = clustered_vectors(args.n, seed=11)

@@ -9,17 +9,14 @@ Run: .venv/bin/python benchmarks/score_bands_bench.py   (SciFact's test corpus i
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, save, table  # noqa: E402
-
-from embedsearch import Index  # noqa: E402
-from embedsearch.evaluate import load_beir  # noqa: E402
+from benchmarks.common import SHARED, save, table
+from embedsearch import Index
+from embedsearch.evaluate import load_beir
 from embedsearch.retrieval.dense import dense
 from embedsearch.retrieval.settings import SearchSettings
 

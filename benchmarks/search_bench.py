@@ -7,16 +7,13 @@ Run: .venv/bin/python benchmarks/search_bench.py   (about 4 minutes on 2 cores)
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, clustered_vectors, median_wall, percentiles, python, save, table, timed
-
+from benchmarks.common import SHARED, clustered_vectors, median_wall, percentiles, python, save, table, timed
 from embedsearch.store.settings import VectorSettings
 
 QUERIES = ["discrete diffusion with continuous-time Markov chains", "vision-language-action robot policies",

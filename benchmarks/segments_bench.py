@@ -1,13 +1,12 @@
-"""Segments against the whole-folder rewrite they replace: add, remove, query after many adds, compaction,
-and a streamed build's memory, side by side in one run.
+"""The segmented store at work: add, remove, query after many adds, compaction, a CLI add, and a streamed
+build's memory. With ``--before REV``, the same steps on the same data with that commit's library (a git
+worktree, in its own process), side by side in one run.
 
 Texts are built from SciFact sentences (real words for BM25); vectors are clustered synthetic 384-d vectors,
-so latencies are real but rankings are not meaningful. "before" is the previous storage (format 1, commit
-a3cf315) run from a git worktree on the same data; its add embeds, so it is given the vectors too (its
-embedding step is replaced by a lookup), which measures the rewrite alone.
+so latencies are real but rankings are not meaningful.
 
-    python benchmarks/segments_bench.py --sizes 100000 1000000 --before-sizes 100000
-    python benchmarks/segments_bench.py --stream 10000000          # streamed build: time, peak RSS, bytes/doc
+    python -m benchmarks.segments_bench --sizes 100000 --before 006f04c
+    python -m benchmarks.segments_bench --stream 10000000          # streamed build: time, peak RSS, bytes/doc
 """
 
 from __future__ import annotations
@@ -23,19 +22,17 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, SHARED, clustered_vectors, peak_rss_mb, save, table  # noqa: E402
+from benchmarks.common import ROOT, clustered_vectors, peak_rss_mb, save, sentence_pool, table
 
-BEFORE_REV = "a3cf315"
 QUERIES = ["gene expression in tumour cells", "vaccination reduces mortality in children",
            "insulin resistance and obesity", "antibiotic resistance mechanisms in bacteria",
            "smoking increases the risk of lung cancer"]
 
 RUN = r"""
 import json, statistics, sys, time
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
+sys.path.append(sys.argv[1])  # the benchmarks package; embedsearch stays the one PYTHONPATH names
 import numpy as np
-from segments_bench import corpus, model_entry
+from benchmarks.segments_bench import corpus, model_entry
 from embedsearch import Index
 n, work, mode = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 docs, vectors = corpus(n)
@@ -43,16 +40,7 @@ start = time.perf_counter()
 index = Index.from_embeddings(docs, vectors, work + "/idx", model_entry())
 out = {"build_s": time.perf_counter() - start}
 extra, extra_vectors = corpus(2_000, offset=n)
-if mode == "before":  # format 1 re-embeds on add: hand it the vectors, so only the rewrite is timed
-    import embedsearch.index as module
-    given = {}
-    module.embed_documents = lambda embedder, documents, *a, **k: given["vectors"]
-def add(batch, vecs):
-    if mode == "before":
-        given["vectors"] = vecs
-        index.add(batch)
-    else:
-        index.add_embedded(batch, vecs)
+add = index.add_embedded
 def timed(fn, *args):
     t = time.perf_counter(); fn(*args); return time.perf_counter() - t
 out["add_1_s"] = timed(add, extra[:1], extra_vectors[:1])
@@ -63,41 +51,32 @@ def p50():
     for q in json.loads(sys.argv[5]) * 6:
         t = time.perf_counter(); index.search(q, 10); samples.append(time.perf_counter() - t)
     return statistics.median(samples) * 1000
-if mode == "after":
-    index.compact()
-    out["hybrid_p50_compacted_ms"] = p50()
-    for i in range(100):
-        index.add_embedded(extra[1001 + i:1002 + i], extra_vectors[1001 + i:1002 + i])
-    out["segments_after_100_adds"] = len(index.snapshot.segments)
-    out["hybrid_p50_after_100_adds_ms"] = p50()
-    index.compact()
-    out["hybrid_p50_after_compact_ms"] = p50()
-    one = work + "/one.jsonl"
-    open(one, "w").write(json.dumps({"id": "new-one", "abstract": extra[1500].text}) + "\n")
-    import subprocess
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "embedsearch", "add", one, "--index", work + "/idx"], check=True,
-                   capture_output=True)
-    out["cli_add_one_s"] = time.perf_counter() - t
+index.compact()
+out["hybrid_p50_compacted_ms"] = p50()
+for i in range(100):
+    index.add_embedded(extra[1001 + i:1002 + i], extra_vectors[1001 + i:1002 + i])
+out["segments_after_100_adds"] = len(index.snapshot.segments)
+out["hybrid_p50_after_100_adds_ms"] = p50()
+index.compact()
+out["hybrid_p50_after_compact_ms"] = p50()
+one = work + "/one.jsonl"
+open(one, "w").write(json.dumps({"id": "new-one", "abstract": extra[1500].text}) + "\n")
+import subprocess
+t = time.perf_counter()
+subprocess.run([sys.executable, "-m", "embedsearch", "add", one, "--index", work + "/idx"], check=True,
+               capture_output=True)
+out["cli_add_one_s"] = time.perf_counter() - t
 hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
 out["peak_rss_mb"] = int(hwm.split()[1]) / 1024
 print(json.dumps(out))
 """
 
 
-def _pool() -> list[str]:
-    from planted import sentences
-
-    from embedsearch.evaluate import load_beir
-
-    return [s for d in load_beir(SHARED / "eval" / "scifact").documents for s in sentences(d.text) if len(s) > 40]
-
-
 def corpus(n: int, offset: int = 0, pool: list[str] | None = None):
     """``n`` documents of six SciFact sentences each and clustered vectors, the same for every run."""
     from embedsearch import Document
 
-    pool = pool or _pool()
+    pool = pool or sentence_pool()
     rng = random.Random(offset)
     docs = [Document(f"s{offset + i}", " ".join(rng.sample(pool, 6)), metadata={"year": 2000 + i % 26})
             for i in range(n)]
@@ -110,19 +89,19 @@ def model_entry() -> dict:
     return Index.bundled().manifest["model"]
 
 
-def run(mode: str, n: int) -> dict:
-    """One size in a fresh process: ``after`` with this checkout, ``before`` with the format 1 commit."""
+def run(mode: str, n: int, before: str | None = None) -> dict:
+    """One size in a fresh process: ``after`` with this checkout, ``before`` with commit ``before``."""
     with tempfile.TemporaryDirectory(prefix=f"segments-{mode}-") as work:
         env = os.environ.copy()
         code_root = str(ROOT)
         if mode == "before":
             code_root = str(Path(work) / "before")
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", code_root, BEFORE_REV], check=True,
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", code_root, before], check=True,
                            capture_output=True)
             env["PYTHONPATH"] = code_root
         try:
             done = subprocess.run([sys.executable, "-c", RUN, str(ROOT), str(n), work, mode, json.dumps(QUERIES)],
-                                  capture_output=True, text=True, env=env, cwd=code_root)
+                                  capture_output=True, text=True, env=env, cwd=work)
         finally:
             if mode == "before":
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", code_root],
@@ -137,7 +116,7 @@ def stream(n: int, batch: int = 250_000) -> dict:
     from embedsearch import Index
     from embedsearch.store.settings import StoreSettings
 
-    pool = _pool()
+    pool = sentence_pool()
     work = Path(tempfile.mkdtemp(prefix="segments-stream-"))
     try:
         batches = (corpus(min(batch, n - start), offset=start, pool=pool) for start in range(0, n, batch))
@@ -157,7 +136,7 @@ def stream(n: int, batch: int = 250_000) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
-    parser.add_argument("--before-sizes", type=int, nargs="*", default=[100_000])
+    parser.add_argument("--before", help="also run each size with this commit's library (a git worktree)")
     parser.add_argument("--stream", type=int, default=0, help="only the streamed build, at this many documents")
     args = parser.parse_args()
     if args.stream:
@@ -167,11 +146,11 @@ def main() -> None:
         return
     rows, raw = [], {}
     for n in args.sizes:
-        for mode in (["before"] if n in args.before_sizes else []) + ["after"]:
-            result = run(mode, n)
+        for mode in (["before"] if args.before else []) + ["after"]:
+            result = run(mode, n, args.before)
             raw[f"{mode}-{n}"] = result
             print(mode, n, json.dumps(result), flush=True)
-            rows.append([f"{n:,}", mode, result["add_1_s"], result["add_1000_s"], result["remove_10_s"],
+            rows.append([f"{n:,}", f"before ({args.before})" if mode == "before" else "this checkout", result["add_1_s"], result["add_1000_s"], result["remove_10_s"],
                          result.get("cli_add_one_s", "-"), result.get("hybrid_p50_compacted_ms", "-"),
                          result.get("hybrid_p50_after_100_adds_ms", "-"), result.get("hybrid_p50_after_compact_ms", "-"),
                          result.get("segments_after_100_adds", "-"), result["peak_rss_mb"]])

@@ -27,8 +27,7 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, SHARED, save, table  # noqa: E402
+from benchmarks.common import ROOT, SHARED, save, table
 
 TOKEN = "bench-token"
 QUERIES = ["discrete diffusion with continuous-time Markov chains", "vision-language-action robot policies",

@@ -20,22 +20,10 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import save, table  # noqa: E402
+from benchmarks.common import rss_mb, save, table
 
 STEPS = ["started", "one search", "five searches", "paper page", "topics ready", "map", "duplicate check",
          "similar to text"]
-
-
-def rss_mb(pid: int) -> int:
-    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    total = 0
-    for p in [pid, *map(int, children)]:
-        try:
-            total += int(Path(f"/proc/{p}/status").read_text().split("VmRSS:")[1].split()[0])
-        except (OSError, IndexError):
-            pass
-    return total // 1024
 
 
 def session(index: Path, port: int = 8791) -> dict[str, int]:
@@ -50,28 +38,28 @@ def session(index: Path, port: int = 8791) -> dict[str, int]:
             except httpx.HTTPError:
                 time.sleep(0.3)
         c = httpx.Client(base_url=url, timeout=600)
-        seen["started"] = rss_mb(proc.pid)
+        seen["started"] = round(rss_mb(proc.pid, children=True))
         c.get("/search", params={"q": "robot world models", "display": 1})
-        seen["one search"] = rss_mb(proc.pid)
+        seen["one search"] = round(rss_mb(proc.pid, children=True))
         for q in ["spiking neural networks", "regret of bandits", "diffusion language models", "zzzqqq"]:
             c.get("/search", params={"q": q, "display": 1})
-        seen["five searches"] = rss_mb(proc.pid)
+        seen["five searches"] = round(rss_mb(proc.pid, children=True))
         doc = c.get("/search", params={"q": "robots"}).json()["hits"][0]["id"]
         c.get("/")
         c.get(f"/documents/{doc}", params={"display": 1})
         c.get(f"/similar/{doc}", params={"display": 1})
         c.get(f"/duplicates/of/{doc}")
-        seen["paper page"] = rss_mb(proc.pid)
+        seen["paper page"] = round(rss_mb(proc.pid, children=True))
         while c.get("/topics").status_code == 503:
             time.sleep(1)
-        seen["topics ready"] = rss_mb(proc.pid)
+        seen["topics ready"] = round(rss_mb(proc.pid, children=True))
         c.get("/map")
-        seen["map"] = rss_mb(proc.pid)
+        seen["map"] = round(rss_mb(proc.pid, children=True))
         c.post("/duplicates/check", json={"text": "Discrete diffusion models on continuous-time Markov chains. " * 4,
                                           "display": True})
-        seen["duplicate check"] = rss_mb(proc.pid)
+        seen["duplicate check"] = round(rss_mb(proc.pid, children=True))
         c.post("/similar", json={"text": "Robots that learn manipulation from video demonstrations.", "display": True})
-        seen["similar to text"] = rss_mb(proc.pid)
+        seen["similar to text"] = round(rss_mb(proc.pid, children=True))
     finally:
         proc.terminate()
         proc.wait()
@@ -84,7 +72,7 @@ def index_of(size: int, work: Path) -> Path:
     if size == 57:
         shutil.copytree(Index.bundled().path, work / "idx", ignore=shutil.ignore_patterns("topics"))
         return work / "idx"
-    from segments_bench import corpus, model_entry
+    from benchmarks.segments_bench import corpus, model_entry
 
     docs, vectors = corpus(size)
     return Index.from_embeddings(docs, vectors, work / "idx", model_entry()).path

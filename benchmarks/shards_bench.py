@@ -25,14 +25,13 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, SHARED, save, stamp, table  # noqa: E402
-from merge_memory_bench import BUILD, COMPACT, step  # noqa: E402
+from benchmarks.common import ROOT, SHARED, rss_mb, save, stamp, table
+from benchmarks.merge_memory_bench import BUILD, COMPACT, step
 
 SPLIT = r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
-from common import peak_rss_mb
+sys.path.append(sys.argv[1])  # the benchmarks package; embedsearch stays the one PYTHONPATH names
+from benchmarks.common import peak_rss_mb
 from embedsearch import Index
 start = time.perf_counter()
 cluster = Index.load(sys.argv[2]).split(sys.argv[3], 2)
@@ -45,13 +44,6 @@ def queries() -> list[str]:
     from embedsearch.evaluate import load_beir
 
     return list(load_beir(SHARED / "eval" / "scifact").queries.values())
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def processes(marker: str) -> list[int]:

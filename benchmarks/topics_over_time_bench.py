@@ -8,10 +8,9 @@ then one topic fit; both are cached in the index under benchmarks/out)
 
 from __future__ import annotations
 
+from benchmarks.common import OUT, SHARED, save, table
 from embedsearch import Document, Index
 from embedsearch.topics.over_time import over_time
-
-from benchmarks.common import OUT, SHARED, save, table
 
 ERAS = {"2010-2014": range(2010, 2015), "2018-2022": range(2018, 2023)}
 

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import save, table  # noqa: E402
-from topics_bench import ARXIV, scores  # noqa: E402
+from benchmarks.common import save, table
+from benchmarks.topics_bench import ARXIV, scores
 
 
 def main() -> None:

@@ -16,12 +16,10 @@ import os
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import SHARED, save, stamp, table  # noqa: E402
+from benchmarks.common import SHARED, save, stamp, table
 
 ARXIV = SHARED / "eval" / "arxiv" / "arxiv_kaggle_0704_2000.jsonl"
 PATHS = {"default": {}, "ATEN_CPU_CAPABILITY=avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
