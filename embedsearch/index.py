@@ -23,11 +23,13 @@ from .embedding.settings import DEFAULT_MODEL, EmbedSettings
 from .engine.distributed import job_map
 from .errors import InputError, UnknownIdError
 from .retrieval import filters as flt
-from .retrieval.search import Answer, check_k, check_query, nearest, search_many
+from .retrieval.parts import Fanout
+from .retrieval.search import Answer, check_query
 from .retrieval.settings import Mode, SearchSettings
 from .store.batches import Batch
 from .store.folders import ClusterFolder, IndexFolder, open_folder
 from .store.settings import LexicalSettings, StoreSettings, VectorSettings
+from .store.shard_marker import refuse_shard
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport, OnDuplicate
@@ -193,8 +195,12 @@ class Index:
     def search_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
                     filters: Sequence[str | flt.Filter] = ()) -> list[Answer]:
         """Answer many queries with one batched encode; ``filters`` restrict by metadata (``year>=2024``)."""
-        settings = self.search_settings if mode is None else replace(self.search_settings, mode=mode)
-        return [Answer(tuple(hits), self.generation) for hits in search_many(self.snapshot, queries, k, settings, filters)]
+        return self.reader.search_many(queries, k, mode, filters)
+
+    @property
+    def reader(self) -> Fanout:
+        """The searches of the version read, this process reading every part (``retrieval.parts``)."""
+        return Fanout(self.snapshot, self.search_settings)
 
     def document(self, doc_id: str) -> Document:
         """The document ``doc_id``."""
@@ -205,18 +211,11 @@ class Index:
 
     def similar(self, doc_id: str, k: int = 10) -> Answer:
         """Papers related to a document of the index, itself excluded (``similar_to_text`` for new text)."""
-        check_k(k)
-        row = self.documents.row_of.get(doc_id)
-        if row is None:
-            raise UnknownIdError(f"no document with id {doc_id!r} in {self.path}; for an abstract's text use "
-                             "`similar_to_text` (CLI: `similar --text`), or check the id with `embedsearch search`")
-        return Answer(tuple(nearest(self.snapshot, np.asarray(self.embeddings[[row]], dtype=np.float32), k,
-                                    self.search_settings, exclude=row)), self.generation)
+        return self.reader.similar(doc_id, k)
 
     def similar_to_text(self, text: str, k: int = 10) -> Answer:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
-        check_k(k)
-        return Answer(tuple(nearest(self.snapshot, self.encode([text]), k, self.search_settings)), self.generation)
+        return self.reader.similar_to_text(text, k)
 
     def check(self, deep: bool = False) -> list[str]:
         """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes
@@ -266,6 +265,7 @@ class Index:
         them (``embed_new``, through ``encoder`` when given and made by this index's model); ids live in
         the index are an error."""
         documents = list(documents)
+        refuse_shard(self.path)  # before the embedding, which the lock would only refuse after
         return self.add_embedded(documents, embed_new(self.refresh().snapshot, documents, progress, encoder),
                                  wait)
 
@@ -278,6 +278,7 @@ class Index:
         from .dedup import DedupSettings, screen
 
         documents = list(documents)
+        refuse_shard(self.path)
         embeddings = embed_new(self.refresh().snapshot, documents, progress, encoder)
         reports = []
 

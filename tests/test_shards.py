@@ -72,7 +72,7 @@ class Silent:
     """Parts of which one never answers (a shard with no live replica): the round leaves it out."""
 
     def __init__(self, parts, silent: int):
-        self.parts, self.names, self.silent = parts, parts.names, silent
+        self.parts, self.names, self.sizes, self.silent = parts, parts.names, parts.sizes, silent
 
     def round(self, method, args):
         return self.parts.round(method, {p: a for p, a in args.items() if p != self.silent})
@@ -89,7 +89,7 @@ def test_the_fanout_over_the_shards_answers_as_one_index_and_names_a_silent_shar
     docs, queries = scifact_sample
     snapshot = cluster.snapshot
     local = LocalParts(list(snapshot.parts.values()), list(snapshot.parts))
-    fanout = Fanout(snapshot, local, cluster.search_settings)
+    fanout = Fanout(snapshot, cluster.search_settings, local)
     for query in queries[:8]:
         answer = fanout.search(query, 10, mode)
         assert same(answer, single.search(query, 10, mode=mode)) and not answer.partial, (mode, query)
@@ -98,7 +98,7 @@ def test_the_fanout_over_the_shards_answers_as_one_index_and_names_a_silent_shar
     filtered = Index.from_embeddings(dated, np.asarray(single.embeddings), tmp_path / "dated",
                                      single.manifest["model"])
     split = filtered.split(tmp_path / "dated-cluster", 3).snapshot
-    dated_fanout = Fanout(split, LocalParts(list(split.parts.values()), list(split.parts)), cluster.search_settings)
+    dated_fanout = Fanout(split, cluster.search_settings, LocalParts(list(split.parts.values()), list(split.parts)))
     for query in queries[:4]:
         got = dated_fanout.search(query, 10, mode, ["year>=2002"])
         assert same(got, filtered.search(query, 10, mode=mode, filters=["year>=2002"])), (mode, query)
@@ -106,7 +106,7 @@ def test_the_fanout_over_the_shards_answers_as_one_index_and_names_a_silent_shar
     for doc in docs[:10]:
         got = fanout.similar(doc.id, 10)
         assert same(got, single.similar(doc.id, 10)) and doc.id not in {h.id for h in got}
-    silent = Fanout(snapshot, Silent(local, 1), cluster.search_settings).search(queries[0], 10, mode)
+    silent = Fanout(snapshot, cluster.search_settings, Silent(local, 1)).search(queries[0], 10, mode)
     held = set(cluster.shards[1].documents.ids)
     assert silent.partial and silent.missing == ("shard-001",)
     assert silent.hits and not {h.id for h in silent} & held

@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import Callable
 from functools import wraps
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -72,17 +71,6 @@ def ray_settings(engine: str, address: str | None, workers: int | None = None):
     from ..engine.settings import RaySettings
 
     return RaySettings(address=address, workers=workers)
-
-
-def not_a_shard(path: str | Path) -> None:
-    """Refuse to write a shard of a cluster directly: the write would not be routed by id or named in a
-    cut, and the generation the newest cut names would then be collected under the cluster's readers."""
-    from ..store.cuts import is_cluster
-
-    folder = Path(path).resolve()
-    if folder.parent.name == "shards" and is_cluster(folder.parent.parent):
-        raise InputError(f"{path} is {folder.name} of the cluster {folder.parent.parent}; write through the "
-                         f"cluster: --index {folder.parent.parent}")
 
 
 def open_index(path: str | None, model: str | None = None):

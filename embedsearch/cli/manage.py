@@ -9,7 +9,7 @@ import typer
 
 from ..embedding.settings import EmbedSettings
 from ..errors import InputError
-from .app import (EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, not_a_shard, open_index,
+from .app import (EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, open_index,
                   ray_settings)
 
 
@@ -49,7 +49,6 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
     from ..index import Index
     from ..store.settings import VectorSettings
 
-    not_a_shard(index)
     ray = ray_settings(engine, ray_address, workers)
     idx = Index.from_sources(sources, index, _fields(id_field, title_field, text_field), skip_invalid,
                              embed=EmbedSettings(model=model, max_windows=max_windows),
@@ -85,7 +84,6 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
 
     if on_duplicate not in ON_DUPLICATE:
         raise InputError(f"--on-duplicate {on_duplicate!r}: choose one of {', '.join(ON_DUPLICATE)}")
-    not_a_shard(index)
     idx = Index.load(index)
     result = read_sources(sources, _fields(id_field, title_field, text_field), skip_invalid,
                           FieldKinds(idx.snapshot.field_kinds))
@@ -121,7 +119,6 @@ def remove(ids: list[str] = typer.Argument(..., help="Document ids to remove."),
     """Remove documents by id (a deletion file is written; nothing is rewritten or re-embedded)."""
     from ..index import Index
 
-    not_a_shard(index)
     idx = Index.load(index)
     unique = list(dict.fromkeys(ids))
     idx.remove(unique, wait=not no_wait)
@@ -171,7 +168,6 @@ def compact(index: str = typer.Option(..., "--index", "-i"), no_wait: bool = NoW
     """Merge every segment into one and drop deleted rows (small merges also happen by themselves)."""
     from ..index import Index
 
-    not_a_shard(index)
     idx = Index.load(index)
     before, generation = len(idx.snapshot.segments), idx.generation
     idx = idx.compact(wait=not no_wait)
@@ -200,7 +196,6 @@ def upgrade(index: str = typer.Option(..., "--index", "-i")) -> None:
     """Convert a format 1 index to segments in place (nothing is re-embedded)."""
     from ..store.upgrade import upgrade as convert
 
-    not_a_shard(index)
     count = convert(index)
     typer.echo(f"upgraded {index} to format 2 ({count} documents, one segment)", err=True)
 

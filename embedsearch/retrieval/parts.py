@@ -1,9 +1,10 @@
-"""Several parts searched as one, each where it lives (the shards of a cluster, each on its own Ray Serve
-replicas). A part answers two calls in plain data a remote caller can send and receive: its share of the
-BM25 statistics, then its candidates scored with the whole corpus's statistics. ``Fanout`` is the plan: it
-asks ``Parts`` for each round (a round in process, or over deployment handles: a remote part is only an
-adapter), merges, and reads the winners' documents from the snapshot that holds every part, so the answer
-is one index's over all their documents. Ties (equal scores) go to the lower part, then row."""
+"""Several parts searched as one: the plan every search, similar and batch follows, for one index (itself a
+single part, read in this process) and for a cluster whose shards answer on their own Ray Serve replicas. A
+part answers two calls in plain data a remote caller can send and receive: its share of the BM25 statistics,
+then its candidates scored with the whole corpus's statistics. ``Fanout`` is the plan: it does no I/O of its
+own, asks ``Parts`` for each round (``LocalParts`` in process; a remote part is only an adapter), merges,
+and reads the winners' documents from the snapshot that holds every part, so the answer is one index's over
+all their documents. Ties (equal scores) go to the lower part, then row."""
 
 from __future__ import annotations
 
@@ -46,43 +47,51 @@ def stats(snapshot: Snapshot, query: str) -> CorpusStats:
 
 
 def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: CorpusStats | None, depth: int,
-               mode: str, filters: Sequence[str] = (), kinds: dict[str, str] | None = None) -> list[Offer]:
+               mode: str, filters: Sequence[str | Filter] = (), kinds: dict[str, str] | None = None,
+               skip: int | None = None) -> list[Offer]:
     """The rows a part offers for ``mode`` at ``depth``, as one index's ranking takes them: the dense
     shortlist for ``depth`` (``vectors.best`` of every part's is one index's dense top ``depth``) and,
-    scored with ``corpus`` (every part's statistics), the lexical top ``depth``. Filters are read with
-    ``kinds``, the whole field contract (a field only another part holds is empty here)."""
-    allowed = allowed_rows(snapshot, [Filter.parse(f) for f in filters], kinds)
-    lexical_index = of(snapshot)
+    scored with ``corpus`` (every part's statistics; None: this part's own), the lexical top ``depth``.
+    Filters are read with ``kinds``, the whole field contract (a field only another part holds is empty
+    here); ``skip`` is a row left out (the paper a ``similar`` asks about)."""
+    allowed = allowed_rows(snapshot, [f if isinstance(f, Filter) else Filter.parse(f) for f in filters], kinds)
     vector = np.asarray(vector, dtype=np.float32).reshape(-1)
-    dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in
-                                          shortlists(snapshot, vector[None, :], depth, allowed=allowed)[0]}
+    dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in shortlists(
+        snapshot, vector[None, :], depth, None if skip is None else [skip], allowed)[0]}
+    lexical_index = of(snapshot)
     weighted = None if mode == "dense" else lexical_index.weights(query, corpus)
-    lexical = set() if weighted is None else \
-        {r for r, _ in top(lexical_index, query, depth, corpus, allowed, weighted)}
-    rows = np.asarray(sorted(set(dense) | lexical), dtype=np.int64)
-    if len(rows) == 0:
-        return []
-    bm25 = None if weighted is None else lexical_index.score_rows(query, rows, corpus, weighted)
-    cosines = np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector
-    return [Offer(r, float(c), None if bm25 is None else float(bm25[i]), dense[r][1] if r in dense else None,
-                      r in lexical, dense[r][0] if r in dense else None)
-            for i, (r, c) in enumerate(zip(rows.tolist(), cosines))]
+    lexical = {} if weighted is None else dict(top(lexical_index, query, depth, corpus, allowed, weighted))
+    rows = np.asarray(sorted(set(dense) | set(lexical)), dtype=np.int64)
+    unscored = rows[[r not in lexical for r in rows.tolist()]] if weighted is not None else rows[:0]
+    bm25 = {**lexical, **dict(zip(unscored.tolist(), lexical_index.score_rows(query, unscored, corpus, weighted)
+                                  .tolist() if len(unscored) else []))}
+    far = rows[[r not in dense for r in rows.tolist()]]
+    cosine = {r: c for r, (_, c) in dense.items()}
+    if len(far):
+        cosine.update(zip(far.tolist(), (np.asarray(snapshot.embeddings[far], dtype=np.float32) @ vector).tolist()))
+    return [Offer(r, float(cosine[r]), None if weighted is None else float(bm25[r]),
+                  dense[r][1] if r in dense else None, r in lexical, dense[r][0] if r in dense else None)
+            for r in rows.tolist()]
 
 
 class Parts(Protocol):
     """Where the parts answer: ``round`` sends ``method`` (``stats`` or ``candidates``) with ``args[p]`` to
-    each part ``p`` at once and gives each answer; a part that does not answer in time is left out."""
+    each part ``p`` at once and gives each answer; a part that does not answer in time is left out.
+    ``sizes`` are the parts' live rows, in the order the snapshot holding them all numbers them."""
 
     names: Sequence[str]
+    sizes: Sequence[int]
 
     def round(self, method: str, args: dict[int, tuple]) -> dict[int, Any]: ...
 
 
 class LocalParts:
-    """Parts read in this process: each shard's snapshot, answering at once."""
+    """Parts read in this process, answering at once: an index as one part, or each shard's snapshot."""
 
-    def __init__(self, snapshots: Sequence[Snapshot], names: Sequence[str]):
-        self.snapshots, self.names = list(snapshots), list(names)
+    def __init__(self, snapshots: Sequence[Snapshot], names: Sequence[str] | None = None):
+        self.snapshots = list(snapshots)
+        self.names = list(names) if names is not None else [str(s.root) for s in self.snapshots]
+        self.sizes = [len(s) for s in self.snapshots]
 
     def round(self, method: str, args: dict[int, tuple]) -> dict[int, Any]:
         call = {"stats": stats, "candidates": candidates}[method]
@@ -90,56 +99,63 @@ class LocalParts:
 
 
 class Fanout:
-    """Searches of ``snapshot`` (the union of every part, read here for documents and stored vectors) answered
-    by the parts: what ``Index.search``/``similar`` give, with the parts that did not answer named."""
+    """Searches of ``snapshot`` (every part together, read here for documents and stored vectors) answered by
+    ``parts`` (by default ``snapshot`` itself as one part): what ``Index.search``/``similar`` give, with the
+    parts that did not answer named."""
 
-    def __init__(self, snapshot: Snapshot, parts: Parts, settings: SearchSettings):
-        self.snapshot, self.parts, self.settings = snapshot, parts, settings
-        self.starts = np.cumsum([0] + [len(p) for p in snapshot.parts.values()])[:-1].tolist()
+    def __init__(self, snapshot: Snapshot, settings: SearchSettings, parts: Parts | None = None):
+        self.snapshot, self.settings = snapshot, settings
+        self.parts = parts if parts is not None else LocalParts([snapshot])
+        self.starts = np.cumsum([0, *self.parts.sizes])[:-1].tolist()
 
-    def search(self, query: str, k: int = 10, mode: Mode | None = None, filters: Sequence[str] = ()) -> Answer:
+    def search(self, query: str, k: int = 10, mode: Mode | None = None,
+               filters: Sequence[str | Filter] = ()) -> Answer:
+        return self.search_many([query], k, mode, filters)[0]
+
+    def search_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
+                    filters: Sequence[str | Filter] = ()) -> list[Answer]:
+        """Each query checked, its vector made in one batched encode, then ranked among the rows passing
+        every filter: both signals' candidates from every part, fused over their union."""
         check_k(k)
         mode = mode or self.settings.mode
         if mode not in MODES:
             raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-        query = check_query(query)
-        for f in filters:
-            Filter.parse(f)
-        vector = self.snapshot.encoder.encode([query])[0]
-        every = range(len(self.parts.names))
-        corpus = None
-        if mode != "dense":
-            shares = self.parts.round("stats", {p: (query,) for p in every})
-            every = sorted(shares)
-            corpus = reduce(operator.add, shares.values()) if shares else None
-        wanted = k if mode != "hybrid" else max(k, self.settings.candidates)
+        queries = [check_query(q) for q in queries]
+        filters = [f if isinstance(f, Filter) else Filter.parse(f) for f in filters]
         kinds = self.snapshot.field_kinds if filters else None
-        offered = self.parts.round("candidates", {p: (vector, query, corpus, wanted, mode, list(filters), kinds)
-                                                  for p in every})
-        return self._answer(offered, k, mode, self.settings.bands())
-
-    def search_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
-                    filters: Sequence[str] = ()) -> list[Answer]:
-        return [self.search(q, k, mode, filters) for q in queries]
+        wanted = k if mode != "hybrid" else max(k, self.settings.candidates)
+        answers = []
+        for query, vector in zip(queries, self.snapshot.encoder.encode(queries)):
+            every, corpus = range(len(self.parts.names)), None
+            if mode != "dense" and len(self.parts.names) > 1:  # one part's own statistics are the corpus's
+                shares = self.parts.round("stats", {p: (query,) for p in every})
+                every = sorted(shares)
+                corpus = reduce(operator.add, shares.values()) if shares else None
+            offered = self.parts.round("candidates", {p: (vector, query, corpus, wanted, mode, filters, kinds)
+                                                      for p in every})
+            answers.append(self._answer(offered, k, mode, self.settings.bands()))
+        return answers
 
     def similar(self, doc_id: str, k: int = 10) -> Answer:
-        """Papers related to a paper of the cluster, itself excluded."""
+        """Papers related to a paper of the snapshot, itself excluded."""
         check_k(k)
         row = self.snapshot.documents.row_of.get(doc_id)
         if row is None:
-            raise UnknownIdError(f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
+            raise UnknownIdError(f"no document with id {doc_id[:200]!r} in {self.snapshot.root}; for an abstract's "
+                                 "text use similar_to_text (CLI: `similar --text`; API: POST /similar)")
         vector = np.asarray(self.snapshot.embeddings[[row]], dtype=np.float32)[0]
         part = int(np.searchsorted(self.starts, row, side="right")) - 1
         return self._nearest(vector, k, (part, row - self.starts[part]))
 
     def similar_to_text(self, text: str, k: int = 10) -> Answer:
+        """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
         check_k(k)
         return self._nearest(self.snapshot.encoder.encode([check_query(text)])[0], k, None)
 
     def _nearest(self, vector: np.ndarray, k: int, skip: tuple[int, int] | None) -> Answer:
-        offered = self.parts.round("candidates", {p: (vector, "", None, k + 1, "dense")
+        offered = self.parts.round("candidates", {p: (vector, "", None, k, "dense", (), None,
+                                                      skip[1] if skip and skip[0] == p else None)
                                                   for p in range(len(self.parts.names))})
-        offered = {p: [c for c in found if (p, c.row) != skip] for p, found in offered.items()}
         return self._answer(offered, k, "dense", self.settings.bands(abstracts=True))
 
     def _answer(self, offered: dict[int, list[Offer]], k: int, mode: str, bands: tuple[float, float]) -> Answer:

@@ -1,4 +1,5 @@
-"""Ranking: dense, lexical and hybrid retrieval over an index, returning ``Hit`` results with their evidence.
+"""What a search answers (``Hit`` with its evidence, ``Answer``, the bands) and how hybrid ranking fuses the
+two signals (``retrieval.parts.Fanout`` gathers the candidates, from one index or many parts).
 
 Hybrid ranking fuses the two candidate lists by normalised score fusion: each signal is divided
 by its best score among the candidates (``max``; cosines below 0 count as 0), then mixed with
@@ -16,11 +17,6 @@ import numpy as np
 
 from ..corpus import Document
 from ..errors import InputError
-from ..store.snapshot import Snapshot
-from . import bm25, maxscore
-from .dense import dense
-from .filters import Filter
-from .filters import allowed as allowed_rows
 from .settings import Band, BestMatch, Mode, SearchSettings
 
 MAX_QUERY_CHARS = 20_000
@@ -182,54 +178,8 @@ def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], cosin
     return [Ranked(int(rows[i]), float(fused[i]), float(cos[i]), float(bm[i])) for i in order]
 
 
-def search_many(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSettings,
-                filters: Sequence[str | Filter] = ()) -> list[list[Hit]]:
-    """``Index.search_many``: each query checked, ranked among the rows passing every metadata filter."""
-    check_k(k)
-    queries = [check_query(q) for q in queries]
-    allowed = allowed_rows(snapshot, [f if isinstance(f, Filter) else Filter.parse(f) for f in filters])
-    return [hits(snapshot, ranked, settings.bands()) for ranked in rank(snapshot, queries, k, settings, allowed)]
-
-
-def nearest(snapshot: Snapshot, query: np.ndarray, k: int, settings: SearchSettings,
-            exclude: int | None = None) -> list[Hit]:
-    """The ``k`` rows nearest one query vector (``exclude``: a row left out, the paper asked about)."""
-    ranked = dense(snapshot, query, k, exclude=None if exclude is None else [exclude])[0]
-    return hits(snapshot, [Ranked(r, s, s, None) for r, s in ranked], settings.bands(abstracts=True))
-
-
-def hits(snapshot: Snapshot, ranked: Sequence[Ranked], bands: tuple[float, float]) -> list[Hit]:
-    documents = snapshot.documents.get([r.row for r in ranked])
-    return [Hit(rank, doc.id, r.score, doc.title, doc.text, doc.metadata, r.cosine, r.bm25, band(r.cosine, bands))
-            for rank, (r, doc) in enumerate(zip(ranked, documents), start=1)]
-
-
 def band(cosine: float | None, bands: tuple[float, float]) -> Band:
     related, close = bands
     if cosine is not None and cosine >= close:
         return "close"
     return "related" if cosine is not None and cosine >= related else "distant"
-
-
-def rank(snapshot: Snapshot, queries: Sequence[str], k: int, settings: SearchSettings,
-         allowed: np.ndarray | None = None) -> list[list[Ranked]]:
-    """Rank a snapshot's rows for each query in the settings' mode (queries already checked)."""
-    vectors = snapshot.encoder.encode(queries)
-    if settings.mode == "lexical":
-        out = []
-        for query, vector in zip(queries, vectors):
-            ranked = maxscore.top(bm25.of(snapshot), query, k, allowed=allowed)
-            cosines = np.asarray(snapshot.embeddings[[r for r, _ in ranked]], dtype=np.float32) @ vector
-            out.append([Ranked(r, s, float(c), s) for (r, s), c in zip(ranked, cosines)])
-        return out
-    depth = k if settings.mode == "dense" else max(k, settings.candidates)
-    found = dense(snapshot, vectors, depth, allowed=allowed)
-    if settings.mode == "dense":
-        return [[Ranked(r, s, s, None) for r, s in ranked] for ranked in found]
-    out = []
-    for query, vector, ranked in zip(queries, vectors, found):
-        weighted = bm25.of(snapshot).weights(query)
-        out.append(fuse(ranked, maxscore.top(bm25.of(snapshot), query, depth, allowed=allowed, weighted=weighted),
-                        lambda rows: np.asarray(snapshot.embeddings[rows], dtype=np.float32) @ vector,
-                        lambda rows: bm25.of(snapshot).score_rows(query, rows, weighted=weighted), k, settings))
-    return out

@@ -54,6 +54,7 @@ class RayParts:
     def __init__(self, handles: list[Any], snapshot: Snapshot, settings: ClusterSettings):
         self.handles, self.settings = handles, settings
         self.names = list(snapshot.parts)
+        self.sizes = [len(p) for p in snapshot.parts.values()]
         self.generations = [p.number for p in snapshot.parts.values()]
 
     def _send(self, part: int, method: str, args: tuple) -> Any:

@@ -29,7 +29,7 @@ class Served:
         if encoder is not None and encoder.fingerprint == index.snapshot.manifest.model.fingerprint:
             index.snapshot.encoder = encoder
         self.remote = parts is not None
-        self.reader = index if parts is None else Fanout(index.snapshot, parts(index.snapshot), index.search_settings)
+        self.reader = Fanout(index.snapshot, index.search_settings, None if parts is None else parts(index.snapshot))
 
     @cached_property
     def info(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from . import cuts
 from . import generation as gen
 from . import writer
 from .check import problems
-from .guard import SHARD, mark, through_cluster
+from .shard_marker import SHARD, mark, through_cluster
 from .lock import writer as lock
 from .manifest import Manifest
 from .snapshot import Snapshot
@@ -98,7 +98,7 @@ class ClusterFolder:
         return cuts.snapshot(self.root, number)
 
     def _writing(self) -> Snapshot:
-        """The cluster as it is now, under a write's lock, each shard marked as one (``store.guard``)."""
+        """The cluster as it is now, under a write's lock, each shard marked as one (``store.shard_marker``)."""
         current = self.open()
         for part in current.parts.values():
             if not (part.root / SHARD).is_file():

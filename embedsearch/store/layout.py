@@ -9,7 +9,7 @@ An index folder (format 2)::
     deletes/NAME.N.npy       the rows of segment NAME deleted as of generation N
     topics/                  fitted topic results, keyed by corpus version and settings
     .lock                    the writer lock
-    shard.json               in a shard of a cluster: written only through the cluster (``guard``)
+    shard.json               in a shard of a cluster: written only through the cluster (``shard_marker``)
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import CorruptIndexError, IndexStoreError, InputError
 from ..files import staged_folder
 from ..version import __version__
-from .guard import refuse_shard
+from .shard_marker import refuse_shard
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -71,9 +71,10 @@ def is_index(folder: Path) -> bool:
 
 def check_target(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
     """The real folder a build may write: a new path, an empty folder or an embedsearch index; never a
-    file, a folder of other things, or a folder holding one of the build's own sources."""
+    file, a folder of other things, a folder holding one of the build's own sources, or a shard of a cluster."""
     given = Path(path)
     target = real_path(path)
+    refuse_shard(target)
     for source in sources:
         real = Path(os.path.realpath(source))
         if real == target or target in real.parents:
@@ -182,7 +183,6 @@ def atomic_folder(path: Path) -> Iterator[Path]:
     ``path`` must be a new path, an empty folder or an index (``check_target``)."""
     given = Path(path)
     path = check_target(given)
-    refuse_shard(path)
     try:
         with staged_folder(path, replace=True) as tmp:
             yield tmp

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import IndexLockedError
-from .guard import refuse_shard
+from .shard_marker import refuse_shard
 from .layout import LOCK, now
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ import numpy as np
 from ...engine.jobs import JobRunner, local_map
 from ..settings import INDEX_TYPES, VectorSettings
 from . import ivf
-from .flat import Flat, faiss_module
+from .flat import Flat
 from .hnsw import HNSW
 from .ivf import IVFPQ
 
@@ -24,17 +23,6 @@ assert INDEX_TYPES == ("auto", *BACKENDS), "store.settings.INDEX_TYPES names eve
 
 def backend(kind: str) -> type[Flat]:
     return BACKENDS[kind]
-
-
-def kind_of(faiss_index) -> str:
-    if type(faiss_index) in _exact():  # asked on every search: skip the IVF probe for the common exact index
-        return Flat.kind
-    return next(b.kind for b in (IVFPQ, HNSW, Flat) if b.owns(faiss_index))
-
-
-@lru_cache(maxsize=1)
-def _exact() -> frozenset[type]:
-    return frozenset(getattr(faiss_module(), n) for n in ("IndexFlatIP", "IndexFlatL2", "IndexFlat"))
 
 
 def build(vectors: np.ndarray, settings: VectorSettings = VectorSettings()):
@@ -63,10 +51,6 @@ def segment_writer(settings: VectorSettings, matrix: np.ndarray, existing: Seque
     settings, trained = BACKENDS[kind].prepare(settings, [(f, n) for k, f, n in existing if k == kind])
     settings = replace(settings, index_type=kind) if stay else settings
     return lambda file: save(file, matrix, settings, trained, map_shards)
-
-
-def write(faiss_index, path: Path) -> None:
-    BACKENDS[kind_of(faiss_index)].write(faiss_index, path)
 
 
 def read(path: Path, kind: str | None = None):

@@ -28,10 +28,6 @@ class Flat:
     trains = False  # whether ``train`` gives something the segments of one index share
 
     @classmethod
-    def owns(cls, index: Any) -> bool:
-        return True
-
-    @classmethod
     def empty(cls, dimension: int, settings) -> Any:
         return faiss_module().IndexFlatIP(dimension)
 

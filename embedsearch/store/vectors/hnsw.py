@@ -11,10 +11,6 @@ class HNSW(Flat):
     kind = "hnsw"
 
     @classmethod
-    def owns(cls, index: Any) -> bool:
-        return isinstance(index, faiss_module().IndexHNSW)
-
-    @classmethod
     def empty(cls, dimension: int, settings) -> Any:
         faiss = faiss_module()
         index = faiss.IndexHNSWFlat(dimension, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)

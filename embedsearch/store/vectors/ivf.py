@@ -184,11 +184,6 @@ class IVFPQ(Flat):
     RERANK_MIN = 100
 
     @classmethod
-    def owns(cls, index: Any) -> bool:
-        faiss = _faiss()
-        return isinstance(index, faiss.IndexIVF) or faiss.try_extract_index_ivf(index) is not None
-
-    @classmethod
     def train(cls, vectors: np.ndarray, settings) -> Any:
         return train(vectors, settings)
 
