@@ -5,7 +5,7 @@ library or (``--before REV``) an earlier commit's, alternating so that both see 
 The index is any built one, e.g. shards_bench's streamed 1M build or merge_memory_bench's 10M one. Emptying
 the page cache needs root; where that is refused the figures are warm and the table says so.
 
-    python benchmarks/cold_bench.py --index /tmp/shards-1m/built --before 0bb2776
+    python -m benchmarks.cold_bench --index /tmp/shards-1m/built --before 0bb2776
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Near-duplicate detection: planted edits over SciFact (thresholds tuned on a dev split, reported on
 a test split), the labelled bib-dedupe duplicates, SemHash side by side, and a 100,000-abstract run.
 
-Run: .venv/bin/python benchmarks/dedup_bench.py   (about 15 minutes the first time on 2 cores)
+Run: .venv/bin/python -m benchmarks.dedup_bench   (about 15 minutes the first time on 2 cores)
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ long each takes, warm), then whole searches (lexical and hybrid, k=10) through `
 The index is any built one, e.g. merge_memory_bench's or shards_bench's streamed 1M build (SciFact-sentence
 texts, so common words are in most documents); the queries are SciFact's test claims.
 
-    python benchmarks/maxscore_bench.py --index /tmp/shards-1m/built
+    python -m benchmarks.maxscore_bench --index /tmp/shards-1m/built
 
 ``--search-only`` times ``Index.search`` alone, so the library of an earlier commit can be timed with this
-script: ``git worktree add /tmp/before a87b86b; PYTHONPATH=/tmp/before python benchmarks/maxscore_bench.py
+script: ``git worktree add /tmp/before a87b86b; PYTHONPATH=/tmp/before python -m benchmarks.maxscore_bench
 --index /tmp/shards-1m/built --search-only``.
 """
 

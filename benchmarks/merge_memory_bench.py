@@ -5,8 +5,8 @@ The index is a streamed build of N documents (segments_bench's SciFact-sentence 
 segments of 250,000), with 1% of the documents removed so the merge drops rows. Each step is a fresh process;
 peak RSS is that process's own VmHWM, file-backed pages it maps included.
 
-    python benchmarks/merge_memory_bench.py --n 1000000 --work /tmp/merge-1m --before f537b56
-    python benchmarks/merge_memory_bench.py --n 10000000 --work /tmp/merge-10m --in-place   # 35 GB of disk
+    python -m benchmarks.merge_memory_bench --n 1000000 --work /tmp/merge-1m --before f537b56
+    python -m benchmarks.merge_memory_bench --n 10000000 --work /tmp/merge-10m --in-place   # 35 GB of disk
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Retrieval quality on BEIR SciFact: dense (truncated vs windowed long abstracts), BM25 variants,
 fusion variants tuned on the train split and reported on test, and query latency per mode.
 
-Run: .venv/bin/python benchmarks/retrieval_bench.py   (first run embeds 5,183 abstracts twice,
+Run: .venv/bin/python -m benchmarks.retrieval_bench   (first run embeds 5,183 abstracts twice,
 about 10 minutes on 2 cores; later runs read the embedding cache)
 """
 

@@ -5,8 +5,8 @@ Each N is built in a fresh subprocess so peak RSS is that build's own. Queries a
 vectors from the same distribution, answered one at a time through the search path users get
 (``dense_rows``: IVF candidates re-scored exactly from the memory-mapped embeddings).
 
-    python benchmarks/scale_bench.py                 # N = 10k, 30k, 100k, 300k, 1M + embedding docs/s
-    python benchmarks/scale_bench.py --sizes 10000 30000 --skip-embedding
+    python -m benchmarks.scale_bench                 # N = 10k, 30k, 100k, 300k, 1M + embedding docs/s
+    python -m benchmarks.scale_bench --sizes 10000 30000 --skip-embedding
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ query, then warm query latency per mode. Texts are built from SciFact sentences;
 synthetic 384-d vectors (embedding a million abstracts would take 15 hours here), so latencies are
 real but rankings are not meaningful.
 
-    python benchmarks/scale_index.py --n 1000000
+    python -m benchmarks.scale_index --n 1000000
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the corpus against queries that have none, and SciFact's relevant against retrie
 The thresholds ``SearchSettings.related_cosine`` and ``close_cosine`` (issue #22, "honest scores") are read
 from this table.
 
-Run: .venv/bin/python benchmarks/score_bands_bench.py   (SciFact's test corpus is embedded once, about
+Run: .venv/bin/python -m benchmarks.score_bands_bench   (SciFact's test corpus is embedded once, about
 5 minutes on 2 cores, then read from the embedding cache)
 """
 

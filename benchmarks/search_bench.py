@@ -1,7 +1,7 @@
 """Core-engine benchmark: build throughput, cache-hit rebuild, cold CLI search vs a plain
 sentence-transformers script, warm query latency, exact vs ANN on 100k clustered vectors.
 
-Run: .venv/bin/python benchmarks/search_bench.py   (about 4 minutes on 2 cores)
+Run: .venv/bin/python -m benchmarks.search_bench   (about 4 minutes on 2 cores)
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ the two cores with it).
    commit-to-visibility: from a commit's answer until ten fresh requests in a row find the new paper.
    txtai runs the same clients on search (it has no similar-by-id or duplicate check) with the same writes.
 
-    python benchmarks/serve_bench.py --seconds 60 --workers 1
+    python -m benchmarks.serve_bench --seconds 60 --workers 1
 """
 
 from __future__ import annotations

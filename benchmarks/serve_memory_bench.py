@@ -4,7 +4,7 @@ papers. RSS of the server process (and of its children while they run) after eac
 (the bundled corpus, topics not yet fitted) and at 100,000 (six SciFact sentences each, clustered vectors,
 as `segments_bench`).
 
-Run: .venv/bin/python benchmarks/serve_memory_bench.py [--sizes 57 100000]
+Run: .venv/bin/python -m benchmarks.serve_memory_bench [--sizes 57 100000]
 """
 
 from __future__ import annotations

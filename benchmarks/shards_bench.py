@@ -7,7 +7,7 @@ serve --workers 1`; the cluster by `embedsearch serve --index CLUSTER --engine r
 and one replica per shard, on Ray Serve). Each server is alone on the machine while measured; the load client shares the two
 cores with it. Queries are SciFact's test claims (hybrid, k=10), each asked once of both for equality.
 
-    python benchmarks/shards_bench.py --n 1000000 --work /tmp/shards-1m
+    python -m benchmarks.shards_bench --n 1000000 --work /tmp/shards-1m
 """
 
 from __future__ import annotations

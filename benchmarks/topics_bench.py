@@ -1,7 +1,7 @@
 """Topic quality and speed: our topics vs BERTopic (default settings) on the same embeddings, on 2,000
 labelled arXiv abstracts; the numba disk cache measured in fresh processes; the bundled corpus.
 
-Run: .venv/bin/python benchmarks/topics_bench.py   (about 5 minutes on 2 cores; needs `pip install bertopic`)
+Run: .venv/bin/python -m benchmarks.topics_bench   (about 5 minutes on 2 cores; needs `pip install bertopic`)
 """
 
 from __future__ import annotations

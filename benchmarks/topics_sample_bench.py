@@ -2,7 +2,7 @@
 abstracts: NMI/ARI against the labels, agreement with the full fit, and the run-to-run agreement of
 two full fits with different seeds for scale.
 
-    python benchmarks/topics_sample_bench.py
+    python -m benchmarks.topics_sample_bench
 """
 
 from __future__ import annotations

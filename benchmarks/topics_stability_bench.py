@@ -5,7 +5,7 @@ labelled arXiv abstracts; then the fit's cost at 2,000 and on a 50,000-vector sa
 Each CPU path embeds its corpora in a fresh process with an empty vector cache (torch's kernels are
 what ``ATEN_CPU_CAPABILITY`` changes) and fits there (``NUMBA_CPU_NAME`` changes the numba target).
 
-Run: .venv/bin/python benchmarks/topics_stability_bench.py [fits|cost]   (about 20 + 12 minutes on 2 cores)
+Run: .venv/bin/python -m benchmarks.topics_stability_bench [fits|cost]   (about 20 + 12 minutes on 2 cores)
 """
 
 from __future__ import annotations

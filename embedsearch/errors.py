@@ -25,7 +25,11 @@ class UnknownIdError(InputError):
 
 
 class IdConflictError(InputError):
-    """An id that is already live in the index."""
+    """An id that is already live in the index, or given twice."""
+
+
+class FieldConflictError(InputError):
+    """A metadata value of another kind than its field holds (in the index, or earlier in the same input)."""
 
 
 class DuplicateError(InputError):

@@ -68,6 +68,22 @@ def test_search_answers_exactly_as_the_library_and_cli_do(client, metadata_index
                                           for q in ("robot world models", "privacy")]
 
 
+def test_a_search_comes_a_page_at_a_time(client, metadata_index):
+    """``offset`` gives the next page of the same ranking, ranks running on; ``more`` says whether another
+    page may follow; the deepest page is refused past ``LIMITS.offset`` (422), never answered wrongly."""
+    query = "spiking neural networks"
+    whole = [h.to_json() for h in metadata_index.search(query, 57)]
+    first = client.get("/search", params={"q": query, "k": 25}).json()
+    second = client.get("/search", params={"q": query, "k": 25, "offset": 25}).json()
+    last = client.get("/search", params={"q": query, "k": 25, "offset": 50}).json()
+    assert first["hits"] + second["hits"] + last["hits"] == whole
+    assert [h["rank"] for h in second["hits"]] == list(range(26, 51)) and second["offset"] == 25
+    assert (first["more"], second["more"], last["more"]) == (True, True, False)
+    batch = client.post("/search", json={"queries": [query], "k": 25, "offset": 25}).json()["results"][0]
+    assert batch["hits"] == second["hits"] and batch["more"]
+    assert client.get("/search", params={"q": query, "offset": 901}).status_code == 422
+
+
 def test_scores_say_when_nothing_is_a_close_match(client):
     nonsense = client.get("/search", params={"q": "zzzqqq xyzzy", "k": 10}).json()
     assert nonsense["match"] == "none" and {h["match"] for h in nonsense["hits"]} <= {"distant"}

@@ -378,6 +378,27 @@ def test_the_numbers_beside_results_follow_their_order_and_a_line_says_what_they
     page.wait_for_function("document.getElementById('score-note').textContent.includes('BM25')")
 
 
+def test_more_results_come_a_page_at_a_time_in_rank_order(page, server, metadata_index):
+    """"More results" asks for the next page and adds it below: the ranking runs on without a repeat, the
+    button goes once nothing is left, and the exports hold every result shown."""
+    page.goto(server.url + "/?q=spiking+neural+networks&mode=hybrid&k=20")
+    page.wait_for_function("document.querySelectorAll('#results > li').length === 20")
+    more = page.get_by_role("button", name="More results")
+    for shown in (40, 57):
+        more.click()
+        page.wait_for_function(f"document.querySelectorAll('#results > li').length === {shown}")
+    assert more.is_hidden() and "57 results" in page.locator("#status").inner_text()
+    expected = [h.id for h in metadata_index.search("spiking neural networks", 57, mode="hybrid")]
+    assert page.locator("#results .id").all_inner_texts() == expected
+    with page.expect_download() as exported:
+        page.locator("#export-json").click()
+    assert [h["id"] for h in json.loads(Path(exported.value.path()).read_text())["hits"]] == expected
+    page.fill("#q", "robot world models")
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.wait_for_function("document.querySelectorAll('#results > li').length === 20")
+    assert more.is_visible()
+
+
 def test_search_controls_people_expect(page, server, metadata_index):
     """Readable field names, a searchable box for a field of many values, a search button, a line on the
     modes, export of the results as CSV and JSON, and an abstract pasted into the search box shown whole

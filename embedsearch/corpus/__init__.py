@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import IdConflictError, InputError
 from .readers import ROWS, Problem, detect_format
 from .kinds import FieldKinds
 from .values import check_unicode, clean_scalar, type_name
@@ -97,7 +97,7 @@ class UniqueIds:
         first = self.clash(doc_id, where)
         if first is not None:
             seen = f" (also in {first})" if first else ""
-            raise InputError(f"{place}duplicate id {doc_id!r}{seen}; ids must be unique")
+            raise IdConflictError(f"{place}duplicate id {doc_id!r}{seen}; ids must be unique")
 
     def finish(self, sources: str = "") -> None:
         if not self.seen:

@@ -25,6 +25,11 @@ _SINGULAR = {v: k for k, v in _PLURAL.items()}
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 
+class Mismatch(str):
+    """Why a value does not fit the kind its field already holds: a conflict with what was recorded, where
+    any other problem is a value no field can store."""
+
+
 def element(kind: str) -> str:
     """The kind of one value of a field: ``number`` for ``list of numbers``, the kind itself for scalars."""
     return _SINGULAR[kind[len(LIST):]] if kind.startswith(LIST) else kind
@@ -157,7 +162,8 @@ class FieldKinds:
         held = "this index" if name in self._fixed else "this corpus"
         hint = ("give a number, leave it out or null when unknown, or put the value in another field"
                 if element(kind) == NUMBER else "give a value of that kind, or put this one in another field")
-        return f"field {name!r} holds {describe(kind)} in {held}{since}, but this record has {_show(value)}; {hint}"
+        return Mismatch(f"field {name!r} holds {describe(kind)} in {held}{since}, but this record has {_show(value)}; "
+                        f"{hint}")
 
 
 def combine(recorded: list[dict[str, str]]) -> dict[str, str]:

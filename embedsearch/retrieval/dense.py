@@ -98,7 +98,7 @@ def shortlists(snapshot: Snapshot, queries: np.ndarray, k: int, exclude: Sequenc
         for q, hits in enumerate(found):
             if hits:
                 live = snapshot.to_live(s, np.asarray([r for r, _, _ in hits])).tolist()
-                merged[q].extend(hit._replace(key=row) for row, hit in zip(live, hits))
+                merged[q].extend(Shortlisted(row, a, c) for row, (_, a, c) in zip(live, hits))
     return merged
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import reduce
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -27,8 +26,7 @@ from .search import Answer, Hit, Ranked, band, check_k, check_query, fuse
 from .settings import MODES, Mode, SearchSettings
 
 
-@dataclass(frozen=True)
-class Offer:
+class Offer(NamedTuple):
     """A part's row with both raw scores: ``dense`` is its cosine if it made the part's dense shortlist (else
     None), ``approximate`` its score there where the vector index's is approximate, ``lexical`` whether it
     made the lexical list; ``cosine`` and ``bm25`` are known either way."""
@@ -61,17 +59,17 @@ def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: Corpu
     lexical_index = of(snapshot)
     weighted = None if mode == "dense" else lexical_index.weights(query, corpus)
     lexical = {} if weighted is None else dict(top(lexical_index, query, depth, corpus, allowed, weighted))
-    rows = np.asarray(sorted(set(dense) | set(lexical)), dtype=np.int64)
-    unscored = rows[[r not in lexical for r in rows.tolist()]] if weighted is not None else rows[:0]
-    bm25 = {**lexical, **dict(zip(unscored.tolist(), lexical_index.score_rows(query, unscored, corpus, weighted)
-                                  .tolist() if len(unscored) else []))}
-    far = rows[[r not in dense for r in rows.tolist()]]
+    rows = sorted(set(dense) | set(lexical))
+    bm25 = dict(lexical)
+    unscored = [r for r in rows if r not in lexical] if weighted is not None else []
+    if unscored:
+        bm25.update(zip(unscored, lexical_index.score_rows(query, unscored, corpus, weighted).tolist()))
     cosine = {r: c for r, (_, c) in dense.items()}
-    if len(far):
-        cosine.update(zip(far.tolist(), (np.asarray(snapshot.embeddings[far], dtype=np.float32) @ vector).tolist()))
-    return [Offer(r, float(cosine[r]), None if weighted is None else float(bm25[r]),
-                  dense[r][1] if r in dense else None, r in lexical, dense[r][0] if r in dense else None)
-            for r in rows.tolist()]
+    far = [r for r in rows if r not in dense]
+    if far:
+        cosine.update(zip(far, (np.asarray(snapshot.embeddings[far], dtype=np.float32) @ vector).tolist()))
+    return [Offer(r, cosine[r], bm25.get(r), dense[r][1] if r in dense else None, r in lexical,
+                  dense[r][0] if r in dense else None) for r in rows]
 
 
 class Parts(Protocol):
@@ -171,28 +169,28 @@ def merge(offered: Sequence[Sequence[Offer]], k: int, mode: str,
           settings: SearchSettings) -> list[tuple[int, Ranked]]:
     """One ranking of ``k`` ``(part, ranked row)`` from every part's candidates (``offered[p]`` is part
     ``p``'s): the global dense and lexical top ``depth``, fused over their union with each signal divided by
-    its best over all parts, exactly as ``retrieval.search.fuse`` does for one index."""
-    pool = [(p, c) for p, found in enumerate(offered) for c in found]
-    key = {(p, c.row): i for i, (p, c) in enumerate(pool)}
+    its best over all parts, exactly as ``retrieval.search.fuse`` does for one index. A candidate is known by
+    its place in the pool, which is (part, row) order: each part offers its rows in order."""
+    part = [p for p, found in enumerate(offered) for _ in found]
+    pool = [c for found in offered for c in found]
     if mode == "dense":
-        return [(p, Ranked(c.row, c.dense, c.cosine, None)) for p, c in nearest(pool, k)]
-    lexical = sorted((x for x in pool if x[1].lexical), key=lambda x: (-x[1].bm25, x[0], x[1].row))
+        return [(part[i], Ranked(pool[i].row, pool[i].dense, pool[i].cosine, None)) for i in nearest(pool, k)]
+    lexical = sorted((i for i, c in enumerate(pool) if c.lexical), key=lambda i: (-pool[i].bm25, i))
     if mode == "lexical":
-        return [(p, Ranked(c.row, c.bm25, c.cosine, c.bm25)) for p, c in lexical[:k]]
+        return [(part[i], Ranked(pool[i].row, pool[i].bm25, pool[i].cosine, pool[i].bm25)) for i in lexical[:k]]
     wanted = max(k, settings.candidates)
-    dense = nearest(pool, wanted)
-    order = sorted({(p, c.row) for p, c in dense} | {(p, c.row) for p, c in lexical[:wanted]}, key=key.__getitem__)
-    position = {place: i for i, place in enumerate(order)}
-    cosine = np.asarray([pool[key[x]][1].cosine for x in order])
-    bm25 = np.asarray([pool[key[x]][1].bm25 for x in order])
-    fused = fuse([(position[(p, c.row)], c.dense) for p, c in dense],
-                 [(position[(p, c.row)], c.bm25) for p, c in lexical[:wanted]],
-                 lambda rows: cosine[rows], lambda rows: bm25[rows], k, settings)
-    return [(order[r.row][0], Ranked(order[r.row][1], r.score, r.cosine, r.bm25)) for r in fused]
+    dense, lexical = nearest(pool, wanted), lexical[:wanted]
+    order = sorted(set(dense) | set(lexical))
+    position = {i: n for n, i in enumerate(order)}
+    cosine = np.fromiter((pool[i].cosine for i in order), np.float64, len(order))
+    bm25 = np.fromiter((pool[i].bm25 for i in order), np.float64, len(order))
+    fused = fuse([(position[i], pool[i].dense) for i in dense], [(position[i], pool[i].bm25) for i in lexical],
+                 cosine.__getitem__, bm25.__getitem__, k, settings)
+    return [(part[order[r.row]], Ranked(pool[order[r.row]].row, r.score, r.cosine, r.bm25)) for r in fused]
 
 
-def nearest(pool: Sequence[tuple[int, Offer]], k: int) -> list[tuple[int, Offer]]:
-    """The dense top ``k`` of every part's shortlist, as ``vectors.best`` takes it over one index's segments."""
-    shortlisted = {(p, c.row): (p, c) for p, c in pool if c.dense is not None}
-    return [shortlisted[key] for key, _, _ in best([Shortlisted(key, c.approximate, c.dense) for key, (_, c) in
-                                                   shortlisted.items()], k)]
+def nearest(pool: Sequence[Offer], k: int) -> list[int]:
+    """The places in ``pool`` of the dense top ``k`` of every part's shortlist, as ``dense.best`` takes it
+    over one index's segments."""
+    return [i for i, _, _ in best([Shortlisted(i, c.approximate, c.dense) for i, c in enumerate(pool)
+                                   if c.dense is not None], k)]

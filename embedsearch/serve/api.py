@@ -10,7 +10,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request, Security
+from fastapi import APIRouter, Depends, Path, Query, Request, Security
 from fastapi.security import HTTPBearer
 
 from ..corpus import Document
@@ -22,7 +22,7 @@ from .guard import ApiError, authorised
 from .live import Live, Served
 from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, OverTimeOut, RemoveOut, SearchBatchOut,
                         SearchOut, SimilarOut, TopicsOut, errors)
-from .schemas import AddDocuments, Mode, SearchBatch, SimilarText
+from .schemas import PATH_ID, WORDS, AddDocuments, Mode, SearchBatch, SimilarText
 from .settings import LIMITS, ServeSettings
 from .topics import TopicsState
 
@@ -39,6 +39,7 @@ def only(*names: str):
     return Depends(check)
 
 
+PATH_ID_PARAM = Path(..., json_schema_extra={"pattern": PATH_ID})
 DISPLAY = Query(False, description="Also give each text rendered for reading (LaTeX and Markdown as plain "
                                    "text) under `display`; `text` and `title` stay as stored.")
 
@@ -54,12 +55,14 @@ def shown(document: Document) -> dict[str, Any]:
     return {"title": paper.title, "text": paper.text}
 
 
-def hits_json(answer: Answer, display: bool = False) -> dict[str, Any]:
-    """An answer's hits with the best band among them (``none``: no close match), and the shards that did
-    not answer in time (``partial``: the hits lack what they hold)."""
-    return {"match": answer.match, "partial": answer.partial, "missing": list(answer.missing),
+def hits_json(answer: Answer, display: bool = False, offset: int = 0, k: int | None = None) -> dict[str, Any]:
+    """An answer's hits from ``offset`` on (a page; ``k`` its size, asked for as ``offset + k``: ``more`` says
+    whether a next page may hold more), the best band among all it ranked (``none``: no close match), and the
+    shards that did not answer in time (``partial``: the hits lack what they hold)."""
+    page = {} if k is None else {"offset": offset, "more": len(answer) == offset + k and offset + k <= LIMITS.offset}
+    return {"match": answer.match, "partial": answer.partial, "missing": list(answer.missing), **page,
             "hits": [{**h.to_json(), **({"display": shown(Document(h.id, h.text, h.title))} if display else {})}
-                     for h in answer]}
+                     for h in answer[offset:]]}
 
 
 @dataclass(frozen=True)
@@ -93,28 +96,32 @@ def one_query(q: str) -> str:
 def search_router(service: Service) -> APIRouter:
     api = APIRouter(tags=["search"])
 
-    @api.get("/search", dependencies=[only("q", "k", "mode", "filter", "display")], response_model=SearchOut, response_model_exclude_unset=True,
+    @api.get("/search", dependencies=[only("q", "k", "offset", "mode", "filter", "display")], response_model=SearchOut, response_model_exclude_unset=True,
              responses=errors(414))
-    def search(q: str = Query(..., description="Free-text query."), k: int = Query(10, ge=1, le=LIMITS.k),
+    def search(q: str = Query(..., description="Free-text query.", json_schema_extra={
+                   "pattern": WORDS, "maxLength": LIMITS.get_query_chars}), k: int = Query(10, ge=1, le=LIMITS.k),
+               offset: int = Query(0, ge=0, le=LIMITS.offset, description="Results to skip: the next page "
+                                                                         "starts at offset + k."),
                mode: Mode | None = None,
                filter: list[str] = Query([], max_length=LIMITS.filters, description="FIELD=VALUE, FIELD>=N"),
                display: bool = DISPLAY):
-        """The ``k`` abstracts that best match a query (as ``embedsearch search --json``)."""
+        """The ``k`` abstracts that best match a query (as ``embedsearch search --json``), from rank
+        ``offset + 1`` on."""
         served = service.current()
-        hits = served.reader.search(one_query(q), k, mode, filter)
-        return {"query": q, "generation": served.index.generation, **hits_json(hits, display)}
+        hits = served.reader.search(one_query(q), offset + k, mode, filter)
+        return {"query": q, "generation": served.index.generation, **hits_json(hits, display, offset, k)}
 
     @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, response_model_exclude_unset=True, responses=errors())
     def search_batch(body: SearchBatch):
         """Many queries at once, answered with one batched encode."""
         served = service.current()
-        results = served.reader.search_many(body.queries, body.k, body.mode, body.filters)
-        return {"generation": served.index.generation,
-                "results": [{"query": q, **hits_json(h, body.display)} for q, h in zip(body.queries, results)]}
+        results = served.reader.search_many(body.queries, body.offset + body.k, body.mode, body.filters)
+        return {"generation": served.index.generation, "results": [
+            {"query": q, **hits_json(h, body.display, body.offset, body.k)} for q, h in zip(body.queries, results)]}
 
     @api.get("/similar/{doc_id:path}", dependencies=[only("k", "display")], response_model=SimilarOut, response_model_exclude_unset=True,
              responses=errors(404))
-    def similar(doc_id: str, k: int = Query(10, ge=1, le=LIMITS.k), display: bool = DISPLAY):
+    def similar(doc_id: str = PATH_ID_PARAM, k: int = Query(10, ge=1, le=LIMITS.k), display: bool = DISPLAY):
         """Papers related to a paper of the index, itself excluded."""
         served = service.current()
         if doc_id not in served.index.documents.row_of:
@@ -157,7 +164,7 @@ def documents_router(service: Service, write: Any) -> APIRouter:
 
     @api.get("/documents/{doc_id:path}", dependencies=[only("display")], response_model=DocumentOut, response_model_exclude_unset=True,
              responses=errors(404))
-    def document(doc_id: str, display: bool = DISPLAY):
+    def document(doc_id: str = PATH_ID_PARAM, display: bool = DISPLAY):
         """One paper with its metadata and, when topics are ready, its topic."""
         served = service.current()
         row = served.index.documents.row_of.get(doc_id)
@@ -190,7 +197,7 @@ def documents_router(service: Service, write: Any) -> APIRouter:
 
     @api.delete("/documents/{doc_id:path}", dependencies=[write, only()], response_model=RemoveOut,
                 responses=errors(401, 403, 404, 503), include_in_schema=writable)
-    def remove(doc_id: str):
+    def remove(doc_id: str = PATH_ID_PARAM):
         """Mark one paper deleted (nothing is rewritten)."""
         index = Index.load(live.path)
         try:
@@ -221,9 +228,9 @@ def topics_router(service: Service) -> APIRouter:
         ``embedsearch topics --over-time FIELD --json``."""
         from ..topics.over_time import over_time
 
+        ready, index = service.topics.require(), service.current().index
         if (field is None) == (by is None):
             raise ApiError(422, "give field (a year or date) or by (a field of classes), not both")
-        ready, index = service.topics.require(), service.current().index
         found = index.documents.row_of
         rows = [found.get(i) for i in ready.model.ids]
         present = dict(zip([r for r in rows if r is not None], index.documents.get([r for r in rows if r is not None])))

@@ -18,6 +18,7 @@ from ..store.snapshot import Snapshot
 from ..version import __version__
 from .guard import install
 from .live import Live
+from .schemas import state_filters
 from .settings import TOKEN_ENV, ServeSettings
 from .topics import TopicsState
 
@@ -57,6 +58,14 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
         app.include_router(router(service, Matcher.open(settings.reviewers, live.current.index.model_name)))
     app.include_router(page.router(live, topics))
     app.state.live, app.state.topics = live, topics
+
+    def openapi() -> dict:
+        """FastAPI's description, with the filters this index answers stated (its fields, as at the start)."""
+        if app.openapi_schema is None:
+            state_filters(FastAPI.openapi(app), live.current.index.snapshot.field_kinds)
+        return app.openapi_schema
+
+    app.openapi = openapi
 
     return app
 

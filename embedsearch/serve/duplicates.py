@@ -18,7 +18,7 @@ from ..corpus.readable import readable
 from ..dedup import DuplicateReport
 from ..errors import EmbedsearchError
 from ..index import Index
-from .api import DISPLAY, Service, only
+from .api import DISPLAY, PATH_ID_PARAM, Service, only
 from .guard import ApiError
 from .responses import BatchOut, DuplicatesOut, errors
 from .schemas import DuplicateCheck
@@ -28,7 +28,8 @@ from .settings import LIMITS
 def router(service: Service) -> APIRouter:
     api = APIRouter(tags=["duplicates"])
 
-    @api.post("/duplicates/check", dependencies=[only()], response_model=DuplicatesOut, response_model_exclude_unset=True, responses=errors())
+    @api.post("/duplicates/check", dependencies=[only()], response_model=DuplicatesOut, response_model_exclude_unset=True,
+              responses=errors(409))
     def duplicates_check(body: DuplicateCheck):
         """Each new abstract's matches in the index, with verdict, cosine, overlap and shared passages (as
         ``embedsearch dedup --against --json``); nothing is added."""
@@ -40,7 +41,7 @@ def router(service: Service) -> APIRouter:
 
     @api.get("/duplicates/of/{doc_id:path}", dependencies=[only("display")], response_model=DuplicatesOut, response_model_exclude_unset=True,
              responses=errors(404))
-    def duplicates_of(doc_id: str, display: bool = DISPLAY):
+    def duplicates_of(doc_id: str = PATH_ID_PARAM, display: bool = DISPLAY):
         """A paper's near-duplicates among the other papers of the index (as ``index.duplicates(of=[id])``)."""
         served = service.current()
         if doc_id not in served.index.documents.row_of:
@@ -54,7 +55,8 @@ def router(service: Service) -> APIRouter:
                          **errors()})
     def duplicates_check_file(request: Request, body: bytes = Depends(raw_body),
                               name: str = Query(..., max_length=200, description="The file's name; its suffix "
-                                                "says the format (.jsonl, .csv, .parquet, .txt)"),
+                                                "says the format (.jsonl, .csv, .parquet, .txt)",
+                                                json_schema_extra={"pattern": UPLOAD_NAME}),
                               format: Literal["csv", "json"] = "csv"):  # noqa: A002
         """A batch of submissions (the file itself as the body) judged against the index, as ``dedup --against``
         judges them: one row per submission, its closest flagged match named by id and title, or "no
@@ -71,6 +73,9 @@ def router(service: Service) -> APIRouter:
 
 async def raw_body(request: Request) -> bytes:
     return await request.body()
+
+
+UPLOAD_NAME = r"^[^\x00/]+\.(?:jsonl|csv|parquet|txt|JSONL|CSV|PARQUET|TXT)$"
 
 
 def read_upload(body: bytes, name: str) -> list[Document]:

@@ -39,21 +39,21 @@ class HitOut(BaseModel):
 
 
 
-class SearchOut(BaseModel):
+class HitsOut(BaseModel):
+    match: BestMatch
+    partial: bool = False
+    missing: list[str] = []
+    hits: list[HitOut]
+
+
+class QueryHits(HitsOut):
     query: str
+    offset: int = 0
+    more: bool = Field(False, description="Whether the next page (offset + k) may hold more results.")
+
+
+class SearchOut(QueryHits):
     generation: int
-    match: BestMatch
-    partial: bool = False
-    missing: list[str] = []
-    hits: list[HitOut]
-
-
-class QueryHits(BaseModel):
-    query: str
-    match: BestMatch
-    partial: bool = False
-    missing: list[str] = []
-    hits: list[HitOut]
 
 
 class SearchBatchOut(BaseModel):
@@ -61,13 +61,9 @@ class SearchBatchOut(BaseModel):
     results: list[QueryHits]
 
 
-class SimilarOut(BaseModel):
+class SimilarOut(HitsOut):
     id: str | None = None
     generation: int
-    match: BestMatch
-    partial: bool = False
-    missing: list[str] = []
-    hits: list[HitOut]
 
 
 class TopicRef(BaseModel):
@@ -222,7 +218,8 @@ class CompactOut(BaseModel):
 WHY = {400: "bad input (a malformed filter, a path holding a control character)",
        401: "no bearer token sent (the answer carries WWW-Authenticate: Bearer)",
        403: "a wrong token, or a read-only server",
-       404: "no such document", 409: "the id is already in the index, or a new abstract duplicates an indexed one", 413: "request body too large",
+       404: "no such document", 409: "a conflict with the index: an id it holds or one the request gives twice, a metadata value of "
+            "another kind than its field holds, or (refused) a new abstract that duplicates an indexed one", 413: "request body too large",
        414: "query too long for GET (send it with POST)", 422: "a malformed body, field or query parameter",
        503: "busy (writes waiting, topics being computed); retry after Retry-After seconds"}
 

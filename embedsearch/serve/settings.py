@@ -67,6 +67,7 @@ class Limits:
 
     body_bytes: int = 4_000_000
     k: int = 100
+    offset: int = 900  # the deepest page: results 901 to 1,000
     batch: int = 64
     add: int = 1_000
     filters: int = 16

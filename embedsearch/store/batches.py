@@ -8,19 +8,20 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 
 from ..corpus import Document, UniqueIds
-from ..corpus.kinds import FieldKinds
-from ..errors import InputError
+from ..corpus.kinds import FieldKinds, Mismatch
+from ..errors import FieldConflictError, InputError
 
 Batch = tuple[Sequence[Document], np.ndarray]
 
 
 def admit(contract: FieldKinds, documents: Iterable[Document], outcome: str) -> None:
     """Every document's metadata checked against (and learned into) ``contract``; the first that does not
-    fit is an ``InputError`` naming it."""
+    fit is an error naming it (a ``FieldConflictError`` where the field holds another kind)."""
     for doc in documents:
         problem = contract.admit(doc.metadata)
         if problem:
-            raise InputError(f"document {doc.id!r}: {problem}; {outcome}")
+            error = FieldConflictError if isinstance(problem, Mismatch) else InputError
+            raise error(f"document {doc.id!r}: {problem}; {outcome}")
 
 
 def unique(batches: Iterable[Batch]) -> Iterator[Batch]:

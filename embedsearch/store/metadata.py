@@ -15,7 +15,8 @@ import numpy as np
 
 from ..corpus import Document
 from ..corpus.kinds import BOOLEAN, KINDS, LIST, NUMBER, TEXT, FieldKinds, combine, finite_number, stored
-from ..errors import CorruptIndexError, InputError
+from ..errors import CorruptIndexError
+from .batches import admit
 
 FILE = "metadata.parquet"
 
@@ -28,10 +29,7 @@ def write(folder: Path, documents: Sequence[Document], declared: dict[str, str] 
     import pyarrow.parquet as pq
 
     contract = FieldKinds(declared)
-    for doc in documents:
-        problem = contract.admit(doc.metadata)
-        if problem:
-            raise InputError(f"document {doc.id!r}: {problem}; nothing was written")
+    admit(contract, documents, "nothing was written")
     columns = {}
     for name in sorted({key for doc in documents for key in doc.metadata}):
         kind = contract.kinds.get(name)

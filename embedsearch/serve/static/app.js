@@ -165,8 +165,8 @@ function restoreForm() {
 }
 
 // ---- results -------------------------------------------------------------------------------------
-function renderHits(list, hits, abstracts = false) {
-  list.replaceChildren();
+function renderHits(list, hits, abstracts = false, append = false) {
+  if (!append) list.replaceChildren();
   for (const hit of hits) {
     const detail = el("div", {className: "detail", hidden: true});
     const toggle = el("button", {className: "toggle", type: "button"}, scoreBadge(hit, abstracts),
@@ -224,13 +224,27 @@ function describe(doc) {
 }
 
 let timer = null, inflight = null, capped = false;  // capped: more results were asked for than one search gives
+let onScreen = null;  // the search on screen, so "More results" asks for its next page: {q, k, mode, filters, hits}
 const MAX_K = 100;
 function schedule() { clearTimeout(timer); timer = setTimeout(() => run(false), 250); }
+
+async function page(q, k, mode, filters, offset, signal) {
+  if (q.length > LONG_QUERY) {
+    return (await api("/search", {method: "POST", signal, headers: {"Content-Type": "application/json"},
+                                  body: JSON.stringify({queries: [q], k, offset, mode, filters, display: true})})).results[0];
+  }
+  const params = new URLSearchParams({q, k, mode, display: "1"});
+  if (offset) params.set("offset", offset);
+  for (const f of filters) params.append("filter", f);
+  return api("/search?" + params, {signal});
+}
 
 async function run(push) {
   clearTimeout(timer);
   remember(push);
   const q = $("q").value.trim();
+  onScreen = null;
+  $("more").hidden = true;
   if (!q) { $("results").replaceChildren(); $("status").textContent = ""; return; }
   if (inflight) inflight.abort();
   inflight = new AbortController();
@@ -240,22 +254,33 @@ async function run(push) {
   $("status").textContent = "Searching…";
   $("score-note").textContent = "";
   try {
-    let body;
-    if (q.length > LONG_QUERY) {
-      body = (await api("/search", {method: "POST", signal: inflight.signal, headers: {"Content-Type": "application/json"},
-                                    body: JSON.stringify({queries: [q], k, mode, filters, display: true})})).results[0];
-    } else {
-      const params = new URLSearchParams({q, k, mode, display: "1"});
-      for (const f of filters) params.append("filter", f);
-      body = await api("/search?" + params, {signal: inflight.signal});
-    }
+    const body = await page(q, k, mode, filters, 0, inflight.signal);
     renderHits($("results"), body.hits);
-    $("status").textContent = status(body) + (capped ? ` (at most ${MAX_K} per search)` : "");
+    onScreen = {q, k, mode, filters, hits: body.hits};
+    $("status").textContent = status(body) + (capped ? ` (at most ${MAX_K} per page)` : "");
+    $("more").hidden = !body.more;
     if (body.hits.length) $("score-note").textContent = scoreNote(mode);
     offerExport(body.hits, q, mode);
   } catch (e) {
     if (e.name !== "AbortError") { $("results").replaceChildren(); $("status").textContent = e.message; }
   }
+}
+
+async function moreResults() {
+  if (!onScreen) return;
+  const asked = onScreen, button = $("more");
+  button.disabled = true;
+  try {
+    const body = await page(asked.q, asked.k, asked.mode, asked.filters, asked.hits.length);
+    if (onScreen !== asked) return;  // another search replaced this one meanwhile
+    renderHits($("results"), body.hits, false, true);
+    asked.hits = asked.hits.concat(body.hits);
+    $("status").textContent = status({...body, hits: asked.hits});
+    button.hidden = !body.more;
+    offerExport(asked.hits, asked.q, asked.mode);
+    $("results").children[asked.hits.length - body.hits.length]?.querySelector("button")?.focus();
+  } catch (e) { $("status").textContent = e.message; }
+  button.disabled = false;
 }
 
 // The shown results as files to keep (the same fields the API gives), and, for a pasted abstract, a way to
@@ -277,6 +302,8 @@ async function likeAbstract() {
   try {
     const body = await post("/similar", {text, k: Math.min(MAX_K, parseInt($("k").value, 10) || 10), display: true});
     renderHits($("results"), body.hits, true);
+    onScreen = null;
+    $("more").hidden = true;
     $("status").textContent = `${plural(body.hits.length, "paper")} like this abstract, by closeness in meaning`;
     $("score-note").textContent = scoreNote("dense");
     offerExport(body.hits, text, "dense");
@@ -479,6 +506,7 @@ async function start() {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); run(true); }
   });
   $("like-abstract").addEventListener("click", likeAbstract);
+  $("more").addEventListener("click", moreResults);
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); run(true); });
   $("mode").addEventListener("change", () => run(true));
   $("k").addEventListener("change", () => { capped = false; run(true); });
