@@ -2,22 +2,23 @@
 every other document in parallel jobs, in this process or as Ray tasks; the fitted models travel to
 the workers in memory only.
 
-A document takes the topic most of its nearest sample papers (cosine, in embedding space) hold, if
-at least a third of them do. ``hdbscan.approximate_predict`` in UMAP space left up to 38% of real
-abstracts unassigned where the sample itself left at most 17%, and scored lower against labels
-(benchmarks/README.md). Its 2-D map position comes from ``UMAP.transform``."""
+The sample's neighbour graph is exact (FAISS), in the form UMAP takes, so no approximate search runs (and
+pynndescent's search code, which numba cannot cache, is never compiled: 90 s in each new process here). A
+document outside the sample takes the topic most of its nearest sample papers (cosine, in embedding space)
+hold, if at least a third of them do, and sits at their mean position on the map, as papers added after a
+fit do (``extend``). ``hdbscan.approximate_predict`` in UMAP space left up to 38% of real abstracts
+unassigned where the sample itself left at most 17%, and scored lower against labels (benchmarks/README.md)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ..engine.jobs import JobRunner, local_map
 from .consensus import fit_labels
 from .settings import TopicSettings
-from .umap_hdbscan import compilable, enable_numba_cache
+from .umap_hdbscan import compilable, enable_numba_cache, reduce
 
 ROWS_PER_JOB = 20_000
 VOTERS = 15
@@ -25,11 +26,11 @@ VOTERS = 15
 
 @dataclass(frozen=True)
 class SampleFit:
-    """What assignment needs from the sample: its embeddings and topic labels, and the 2-d UMAP."""
+    """What assignment needs from the sample: its embeddings, topic labels and map positions."""
 
     vectors: np.ndarray
     labels: np.ndarray
-    mapper: Any
+    coordinates: np.ndarray
 
 
 def sample_rows(n: int, size: int, seed: int) -> np.ndarray:
@@ -37,23 +38,38 @@ def sample_rows(n: int, size: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 
 
+def exact_graph(vectors: np.ndarray, neighbours: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ``neighbours`` nearest rows by cosine (itself first), exactly, in UMAP's ``precomputed_knn``
+    form: indices and cosine distances."""
+    import faiss
+
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(vectors)
+    indices = np.zeros((len(vectors), neighbours), dtype=np.int32)
+    distances = np.zeros((len(vectors), neighbours), dtype=np.float32)
+    for start in range(0, len(vectors), 4096):
+        scores, found = index.search(vectors[start:start + 4096], min(neighbours + 1, len(vectors)))
+        for offset, (row_scores, rows) in enumerate(zip(scores, found)):
+            row = start + offset
+            kept = [(r, s) for r, s in zip(rows.tolist(), row_scores.tolist()) if r != row][:neighbours - 1]
+            kept = [(row, 1.0)] + kept + [kept[-1] if kept else (row, 1.0)] * (neighbours - 1 - len(kept))
+            indices[row] = [r for r, _ in kept]
+            distances[row] = np.maximum(0, 1 - np.asarray([s for _, s in kept], dtype=np.float32))
+    distances[:, 0] = 0
+    return indices, distances
+
+
 @compilable()
 def fit_sample(vectors: np.ndarray, settings: TopicSettings) -> tuple[SampleFit, np.ndarray, np.ndarray]:
-    """Fit on the sample (the consensus of ``settings.runs`` runs over its neighbour graph); returns what
-    assignment needs, the sample's labels and its 2-D coordinates."""
-    import warnings
-
-    import umap
-    from umap.umap_ import nearest_neighbors
-
+    """Fit on the sample (the consensus of ``settings.runs`` runs over its exact neighbour graph); returns
+    what assignment needs, the sample's labels and its 2-D coordinates (UMAP over the same graph)."""
     enable_numba_cache()
-    warnings.filterwarnings("ignore", message=".*n_jobs value 1 overridden.*", category=UserWarning)
-    indices, distances, _ = nearest_neighbors(vectors, settings.graph_neighbours, "cosine", {}, False,
-                                              np.random.RandomState(settings.seed), n_jobs=1)
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    indices, distances = exact_graph(vectors, settings.graph_neighbours)
     labels = fit_labels(vectors, indices, distances, settings)
-    mapper = umap.UMAP(n_components=2, min_dist=0.1, n_neighbors=settings.neighbours, metric="cosine",
-                       random_state=settings.seed, n_jobs=1).fit(vectors)
-    return SampleFit(vectors, labels, mapper), labels, mapper.embedding_.astype(np.float32)
+    coordinates = reduce(vectors, (indices[:, :settings.neighbours], distances[:, :settings.neighbours], None),
+                         settings, 2)
+    return SampleFit(vectors, labels, coordinates), labels, coordinates
 
 
 def vote(neighbour_labels: np.ndarray) -> np.ndarray:
@@ -70,18 +86,16 @@ def vote(neighbour_labels: np.ndarray) -> np.ndarray:
     return np.where(counts.max(axis=1) * 3 >= neighbour_labels.shape[1], best, -1).astype(np.int64)
 
 
-@compilable()
 def assign(fitted: SampleFit, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Topic labels (``-1`` = unassigned) and 2-D coordinates for documents outside the sample.
     The one batch function of both the local and the Ray path."""
     import faiss
 
-    enable_numba_cache()
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     sample = faiss.IndexFlatIP(fitted.vectors.shape[1])
     sample.add(np.ascontiguousarray(fitted.vectors, dtype=np.float32))
     _, nearest = sample.search(vectors, min(VOTERS, len(fitted.vectors)))
-    return vote(fitted.labels[nearest]), fitted.mapper.transform(vectors).astype(np.float32)
+    return vote(fitted.labels[nearest]), fitted.coordinates[nearest].mean(axis=1).astype(np.float32)
 
 
 def fit_and_assign(embeddings: np.ndarray, settings: TopicSettings,
