@@ -62,6 +62,23 @@ class MissingDependencyError(EmbedsearchError):
     """An optional dependency is not installed; the message carries the install hint."""
 
 
+def check(owner: object, **bounds: tuple[float | None, float | None]) -> None:
+    """Each named field of a settings object within its ``(low, high)`` (None: unbounded; a field left None is
+    not checked), else one ``InputError`` naming the field, the range and the value given."""
+    for name, (low, high) in bounds.items():
+        value = getattr(owner, name)
+        if value is not None and not ((low is None or value >= low) and (high is None or value <= high)):
+            wanted = (f"between {low} and {high}" if low is not None and high is not None
+                      else f"at least {low}" if low is not None else f"at most {high}")
+            raise InputError(f"{name} must be {wanted}, got {value}")
+
+
+def check_choice(what: str, value: object, choices: tuple[str, ...]) -> None:
+    """``value`` one of ``choices``, else one ``InputError`` listing them."""
+    if value not in choices:
+        raise InputError(f"unknown {what} {value!r}; choose one of {', '.join(choices)}")
+
+
 def require(module: str, extra: str):
     """Import an optional dependency or fail with an install hint."""
     import importlib

@@ -503,6 +503,46 @@ def test_the_first_topic_fit_runs_outside_the_worker_and_a_failed_one_is_tried_a
         running.stop()
 
 
+def fitting_children(pid: int) -> list[int]:
+    """The topic-fitting processes ``pid`` started (its process pool's workers), alive and not zombies."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            stat = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(stat[1]) == pid and stat[0] != "Z" and b"spawn_main" in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def test_a_server_killed_while_it_fits_topics_leaves_no_fitting_process(metadata_index, tmp_path):
+    """The first fit runs in a child process; a server killed (SIGKILL) mid-fit takes that child with it, where
+    it would otherwise finish the fit and then wait for work forever, holding its memory (about 1 GB)."""
+    shutil.copytree(metadata_index.path, tmp_path / "idx", ignore=shutil.ignore_patterns("topics"))
+    running = Server(tmp_path / "idx")
+    try:
+        deadline = time.time() + 60
+        while not (children := fitting_children(running.proc.pid)):
+            assert time.time() < deadline and running.proc.poll() is None, running.output()
+            time.sleep(0.05)
+        running.proc.kill()
+        running.proc.wait(10)
+        deadline = time.time() + 20
+        while any(alive(c) for c in children):
+            assert time.time() < deadline, f"the fitting process {children} outlived its server"
+            time.sleep(0.2)
+    finally:
+        running.stop()
+
+
 def check_topics_over_time(c) -> None:
     """``/topics/over-time`` answers as ``topics --over-time`` does, on the saved fit."""
     body = c.get("/topics/over-time", params={"field": "year"}).json()

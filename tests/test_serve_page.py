@@ -342,6 +342,10 @@ def test_the_map_at_phone_width(browser, server):
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
     box = page.locator("#plotly-map").bounding_box()
     assert box["width"] <= 375 and box["height"] > 300
+    shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
+    if shots:
+        page.wait_for_function("document.getElementById('plotly-map').dataset.placed !== undefined")
+        page.screenshot(path=str(Path(shots) / "serve-map-phone.png"))
     context.close()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import check
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,8 @@ class DedupSettings:
     rows_per_job: int = 50_000
 
     def __post_init__(self) -> None:
-        for name in ("threshold", "min_cosine", "min_overlap", "near_identical", "floor"):
-            value = getattr(self, name)
-            if not 0 <= value <= 1:
-                raise InputError(f"{name.replace('_', '-')} must be between 0 and 1, got {value}")
-        for name in ("rows_per_job", "neighbours", "shingle"):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
+        check(self, threshold=(0, 1), min_cosine=(0, 1), min_overlap=(0, 1), near_identical=(0, 1), floor=(0, 1),
+              rows_per_job=(1, None), neighbours=(1, None), shingle=(1, None))
 
     def verdict(self, cosine: float, overlap: float, exact: bool) -> str | None:
         if exact:

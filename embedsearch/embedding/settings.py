@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import InputError, check
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -23,10 +23,4 @@ class EmbedSettings:
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise InputError(f"model must name a sentence-transformers model or folder, got {self.model!r}")
-        if self.batch_size < 1:
-            raise InputError(f"batch_size must be at least 1, got {self.batch_size}; 32 suits a CPU")
-        if self.max_windows < 1:
-            raise InputError(f"max_windows must be at least 1 (1 = truncate at the model's window), "
-                             f"got {self.max_windows}")
-        if not 0 <= self.tail_weight <= 1:
-            raise InputError(f"tail_weight must be between 0 and 1 (0 = first window only), got {self.tail_weight}")
+        check(self, batch_size=(1, None), max_windows=(1, None), tail_weight=(0, 1))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import check
 
 
 @dataclass(frozen=True)
@@ -19,5 +19,4 @@ class RaySettings:
     chunk: int = 50_000
 
     def __post_init__(self) -> None:
-        if self.workers is not None and self.workers < 1:
-            raise InputError(f"--workers must be at least 1, got {self.workers}")
+        check(self, workers=(1, None), batch_size=(1, None), chunk=(1, None))

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from ..errors import InputError, UnknownIdError
+from ..errors import UnknownIdError, check_choice
 from ..store.snapshot import Snapshot
 from .bm25 import CorpusStats, of
 from .dense import Shortlisted, best, shortlists
@@ -116,8 +116,7 @@ class Fanout:
         every filter: both signals' candidates from every part, fused over their union."""
         check_k(k)
         mode = mode or self.settings.mode
-        if mode not in MODES:
-            raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        check_choice("mode", mode, MODES)
         queries = [check_query(q) for q in queries]
         filters = [f if isinstance(f, Filter) else Filter.parse(f) for f in filters]
         kinds = self.snapshot.field_kinds if filters else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from ..errors import InputError
+from ..errors import InputError, check, check_choice
 
 Mode = Literal["hybrid", "dense", "lexical"]
 
@@ -39,16 +39,9 @@ class SearchSettings:
     similar_close_cosine: float = 0.65
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise InputError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
-        if self.fusion not in FUSIONS:
-            raise InputError(f"unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
-        if not 0 <= self.dense_weight <= 1:
-            raise InputError(f"dense_weight must be in [0, 1], got {self.dense_weight}")
-        if self.candidates < 1:
-            raise InputError(f"candidates must be at least 1, got {self.candidates}; 100 is the tuned depth")
-        if self.rrf_k < 1:
-            raise InputError(f"rrf_k must be at least 1, got {self.rrf_k}; 60 is the usual constant")
+        check_choice("mode", self.mode, MODES)
+        check_choice("fusion", self.fusion, FUSIONS)
+        check(self, dense_weight=(0, 1), candidates=(1, None), rrf_k=(1, None))
         for low, high in (("related_cosine", "close_cosine"), ("similar_related_cosine", "similar_close_cosine")):
             if not -1 <= getattr(self, low) <= getattr(self, high) <= 1:
                 raise InputError(f"need -1 <= {low} ({getattr(self, low)}) <= {high} ({getattr(self, high)}) <= 1")

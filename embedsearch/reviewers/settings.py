@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import InputError
+from ..errors import check, check_choice
 
 Objective = Literal["total", "fair"]
 OBJECTIVES: tuple[Objective, ...] = ("total", "fair")
@@ -25,11 +25,7 @@ class AffinitySettings:
     evidence: int = 3
 
     def __post_init__(self) -> None:
-        if self.top < 1 or self.keep < 1 or self.evidence < 0:
-            raise InputError(f"--top and the publications counted must be at least 1 (got top={self.top}, "
-                             f"keep={self.keep}, evidence={self.evidence})")
-        if not 0 <= self.power <= 10:
-            raise InputError(f"power {self.power} must be between 0 and 10")
+        check(self, top=(1, None), keep=(1, None), evidence=(0, None), power=(0, 10))
 
 
 @dataclass(frozen=True)
@@ -41,8 +37,7 @@ class ConflictSettings:
     years: int = 3
 
     def __post_init__(self) -> None:
-        if self.years < 0:
-            raise InputError(f"--coauthor-years must be 0 or more, got {self.years}")
+        check(self, years=(0, None))
 
 
 @dataclass(frozen=True)
@@ -58,12 +53,5 @@ class AssignSettings:
     alternates: int = 0
 
     def __post_init__(self) -> None:
-        if self.per_paper < 1:
-            raise InputError(f"--per-paper must be at least 1, got {self.per_paper}")
-        if self.max_load < 1 or not 0 <= self.min_load <= self.max_load:
-            raise InputError(f"loads need 0 <= --min-load <= --max-load and --max-load >= 1 (got min "
-                             f"{self.min_load}, max {self.max_load})")
-        if self.objective not in OBJECTIVES:
-            raise InputError(f"--objective {self.objective!r}: choose one of {', '.join(OBJECTIVES)}")
-        if self.alternates < 0:
-            raise InputError(f"--alternates must be 0 or more, got {self.alternates}")
+        check(self, per_paper=(1, None), max_load=(1, None), min_load=(0, self.max_load), alternates=(0, None))
+        check_choice("objective", self.objective, OBJECTIVES)

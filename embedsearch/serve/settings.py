@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import InputError, check
 from ..retrieval.search import MAX_QUERY_CHARS
 
 TOKEN_ENV = "EMBEDSEARCH_TOKEN"
@@ -45,19 +45,8 @@ hour). ``lock_wait_seconds``: how long a write waits for another writer before a
             if self.host != "localhost":
                 raise InputError(f"--host {self.host!r} is not an IP address; use 127.0.0.1 (this machine only) "
                                  "or 0.0.0.0 (every interface)") from None
-        if not 0 <= self.port <= 65535:
-            raise InputError(f"--port must be between 0 and 65535, got {self.port}")
-        if self.workers < 1:
-            raise InputError(f"--workers must be at least 1, got {self.workers}")
-        if not self.topics_retry_seconds > 0:
-            raise InputError(f"topics_retry_seconds must be above 0, got {self.topics_retry_seconds}; 60 is the default")
-        if not 0 < self.follow_seconds <= 10:
-            raise InputError(f"follow_seconds must be in (0, 10], got {self.follow_seconds}; 0.25 is the default")
-        if self.threads < 2 or not 1 <= self.max_writes < self.threads:
-            raise InputError(f"threads must be at least 2 and max_writes between 1 and threads - 1, got "
-                             f"threads={self.threads}, max_writes={self.max_writes}")
-        if self.lock_wait_seconds < 0:
-            raise InputError(f"lock_wait_seconds must be 0 or more, got {self.lock_wait_seconds}")
+        check(self, port=(0, 65535), workers=(1, None), topics_retry_seconds=(0.001, None), follow_seconds=(0.001, 10),
+              threads=(2, None), max_writes=(1, self.threads - 1), lock_wait_seconds=(0, None))
 
 
 @dataclass(frozen=True)
@@ -94,6 +83,5 @@ class ClusterSettings:
     lock_wait_s: float = 30.0
 
     def __post_init__(self) -> None:
-        if self.replicas < 1 or self.cpus < 0 or self.shard_timeout_s <= 0 or self.retries < 0 or self.lock_wait_s < 0:
-            raise InputError("replicas must be >= 1, cpus >= 0, shard_timeout_s > 0, retries >= 0 and "
-                             "lock_wait_s >= 0")
+        check(self, replicas=(1, None), cpus=(0, None), shard_timeout_s=(0.001, None), retries=(0, None),
+              lock_wait_s=(0, None))

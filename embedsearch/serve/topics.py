@@ -10,6 +10,7 @@ across its shards, the rest assigned shard by shard)."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -111,9 +112,21 @@ def _fit(served: Served) -> TopicModel:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_end_with,
+                                     initargs=(os.getpid(),)) as child:
                 child.submit(_fit_saved, str(index.path), index.generation).result()
         return index.topics()
+
+
+def _end_with(parent: int) -> None:
+    """In the fitting child: end when the server that started it ends (killed mid-fit, its pool never shuts
+    down, and the child would otherwise finish the fit and then wait for work forever, holding its memory)."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="embedsearch-orphan-guard", daemon=True).start()
 
 
 def _fit_saved(path: str, generation: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import InputError, check, check_choice
 
 GRACE_SECONDS = 600.0
 
@@ -22,14 +22,8 @@ class MergePolicy:
     max_merged_rows: int = 1_000_000  # a commit's own merges stay short; `compact` merges larger ones
 
     def __post_init__(self) -> None:
-        if self.segments_per_tier < 2:
-            raise InputError(f"segments_per_tier must be at least 2, got {self.segments_per_tier}")
-        if self.tier_factor < 2 or self.floor_rows < 1:
-            raise InputError("tier_factor must be at least 2 and floor_rows at least 1")
-        if not 0 < self.max_deleted_share <= 1:
-            raise InputError(f"max_deleted_share must be in (0, 1], got {self.max_deleted_share}")
-        if self.max_merged_rows < 1:
-            raise InputError(f"max_merged_rows must be at least 1, got {self.max_merged_rows}")
+        check(self, segments_per_tier=(2, None), tier_factor=(2, None), floor_rows=(1, None),
+              max_deleted_share=(0.001, 1), max_merged_rows=(1, None))
 
     def tier(self, live: int) -> int:
         return int(math.log(max(live, self.floor_rows) / self.floor_rows, self.tier_factor))
@@ -49,10 +43,8 @@ class StoreSettings:
     merge_buffer_mb: int = 256
 
     def __post_init__(self) -> None:
-        if self.grace_seconds < 0 or self.segment_rows < 1:
-            raise InputError("grace_seconds must be >= 0 and segment_rows >= 1")
-        if self.max_segment_rows < 1 or self.merge_buffer_mb < 1:
-            raise InputError("max_segment_rows and merge_buffer_mb must be at least 1")
+        check(self, grace_seconds=(0, None), segment_rows=(1, None), max_segment_rows=(1, None),
+              merge_buffer_mb=(1, None))
 
 
 @dataclass(frozen=True)
@@ -67,12 +59,8 @@ class LexicalSettings:
     title_weight: int = 2
 
     def __post_init__(self) -> None:
-        if self.method != "lucene":
-            raise InputError(f"BM25 method {self.method!r} is not supported; use 'lucene'")
-        if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
-        if self.title_weight < 0:
-            raise InputError(f"title_weight must be >= 0, got {self.title_weight}")
+        check_choice("BM25 method", self.method, ("lucene",))
+        check(self, k1=(0, None), b=(0, 1), title_weight=(0, None))
 
 INDEX_TYPES = ("auto", "flat", "hnsw", "ivfpq")  # "auto", then the backends of ``vectors``
 IVF_CODECS = ("auto", "pq", "sq8")
@@ -102,15 +90,11 @@ class VectorSettings:
     shard_size: int = 250_000
 
     def __post_init__(self) -> None:
-        if self.index_type not in INDEX_TYPES:
-            raise InputError(f"unknown index type {self.index_type!r}; choose one of {', '.join(INDEX_TYPES)}")
-        if self.ivf_codec not in IVF_CODECS:
-            raise InputError(f"unknown IVF codec {self.ivf_codec!r}; choose one of {', '.join(IVF_CODECS)}")
-        positive = ("exact_below", "compress_above", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search", "nprobe",
-                    "train_sample", "shard_size", "sq_below")
-        for name in positive + tuple(n for n in ("ivf_lists", "pq_bytes") if getattr(self, n) is not None):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
+        check_choice("index type", self.index_type, INDEX_TYPES)
+        check_choice("IVF codec", self.ivf_codec, IVF_CODECS)
+        check(self, **{name: (1, None) for name in ("exact_below", "compress_above", "hnsw_m", "hnsw_ef_construction",
+                                                    "hnsw_ef_search", "nprobe", "train_sample", "shard_size",
+                                                    "sq_below", "ivf_lists", "pq_bytes")})
         if self.exact_below > self.compress_above:
             raise InputError(f"exact_below ({self.exact_below:,}) must not exceed compress_above "
                              f"({self.compress_above:,}): exact search below one, compression from the other")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import InputError, check
 
 MIN_DOCUMENTS = 8
 
@@ -34,22 +34,8 @@ class TopicSettings:
     agreement: float = 0.8
 
     def __post_init__(self) -> None:
-        if not 1 <= self.runs <= 1000:
-            raise InputError(f"runs must be between 1 and 1000 (60 is the default), got {self.runs}")
-        if self.member_epochs is not None and not 5 <= self.member_epochs <= 2000:
-            raise InputError(f"member_epochs must be between 5 and 2000, got {self.member_epochs}")
-        if not 0.5 <= self.agreement <= 1.0:
-            raise InputError(f"agreement must be between 0.5 and 1 (0.8 is the default), got {self.agreement}")
-        if self.sample < MIN_DOCUMENTS * 4:
-            raise InputError(f"the topic sample must hold at least {MIN_DOCUMENTS * 4} documents, got {self.sample}")
-        if self.min_size is not None and self.min_size < 2:
-            raise InputError(f"--min-size must be at least 2, got {self.min_size}")
-        if self.min_samples is not None and self.min_samples < 1:
-            raise InputError(f"min_samples must be at least 1, got {self.min_samples}")
-        if self.neighbours is not None and self.neighbours < 2:
-            raise InputError(f"neighbours must be at least 2 (UMAP needs a neighbour graph), got {self.neighbours}")
-        if self.components < 2:
-            raise InputError(f"components must be at least 2 (5 is the default), got {self.components}")
+        check(self, runs=(1, 1000), member_epochs=(5, 2000), agreement=(0.5, 1), sample=(MIN_DOCUMENTS * 4, None),
+              min_size=(2, None), min_samples=(1, None), neighbours=(2, None), components=(2, None))
 
     def max_levels(self, n: int) -> int:
         """An upper bound on the levels a fit of ``n`` documents can have (a topic holds at least ``min_size``
