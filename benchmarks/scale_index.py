@@ -54,7 +54,7 @@ def main() -> None:
     docs = [Document(f"s{i}", " ".join(rng.sample(pool, 6)), metadata={"year": 2000 + i % 26})
             for i in range(args.n)]
     vectors = clustered_vectors(args.n, seed=11)
-    model = Index.bundled().manifest["model"]
+    model = Index.bundled().manifest.model
     work = Path(tempfile.mkdtemp(prefix="scale-index-"))
     start = time.perf_counter()
     index = Index.from_embeddings(docs, vectors, work / "idx", model)
@@ -66,7 +66,7 @@ def main() -> None:
     serve = subprocess.run([sys.executable, "-c", SERVE, str(index.path), QUERIES[0], json.dumps(QUERIES)],
                            check=True, capture_output=True, text=True)
     served = json.loads(serve.stdout.strip().splitlines()[-1])
-    rows = [["documents", f"{args.n:,}"], ["index type", index.manifest["index"]["type"]],
+    rows = [["documents", f"{args.n:,}"], ["index type", index.snapshot.index_type],
             ["build (documents, IVF shards merged on disk, BM25, metadata)", f"{build_s:.0f} s"],
             ["peak RSS of the build process (incl. 1.5 KB/doc of input vectors)", f"{build_rss:,.0f} MB"],
             ["index folder, bytes per document", f"{total / args.n:,.0f}"],

@@ -86,7 +86,8 @@ def corpus(n: int, offset: int = 0, pool: list[str] | None = None):
 def model_entry() -> dict:
     from embedsearch import Index
 
-    return Index.bundled().manifest["model"]
+    manifest = Index.bundled().manifest
+    return manifest["model"] if isinstance(manifest, dict) else manifest.model  # a "before" library's is JSON
 
 
 def run(mode: str, n: int, before: str | None = None) -> dict:

@@ -28,6 +28,7 @@ from .retrieval.search import Answer, check_query
 from .retrieval.settings import Mode, SearchSettings
 from .store.batches import Batch
 from .store.folders import ClusterFolder, IndexFolder, open_folder
+from .store.manifest import Manifest, ModelEntry
 from .store.settings import LexicalSettings, StoreSettings, VectorSettings
 from .store.shard_marker import refuse_shard
 
@@ -64,14 +65,15 @@ class Index:
 
     @classmethod
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
-                        model: dict[str, Any], vectors: VectorSettings = VectorSettings(),
+                        model: ModelEntry | dict[str, Any], vectors: VectorSettings = VectorSettings(),
                         **options: Any) -> Index:
-        """Write an index from vectors made elsewhere, as one segment (``model``: ``Embedder.manifest_entry()``)."""
+        """Write an index from vectors made elsewhere, as one segment (``model``: ``Embedder.manifest_entry()``,
+        or another index's ``manifest.model``)."""
         documents = list(documents)
         return cls.from_batches([(documents, embeddings)], path, model, len(documents), vectors, **options)
 
     @classmethod
-    def from_batches(cls, batches: Iterable[Batch], path: str | Path, model: dict[str, Any], total: int,
+    def from_batches(cls, batches: Iterable[Batch], path: str | Path, model: ModelEntry | dict[str, Any], total: int,
                      vectors: VectorSettings = VectorSettings(),
                      lexical: LexicalSettings = LexicalSettings(), search: SearchSettings = SearchSettings(),
                      sources: Sequence[str] = (), ray: RaySettings | None = None,
@@ -104,7 +106,7 @@ class Index:
         if model is not None:
             from .embedding.embed import load_model, model_fingerprint
 
-            check_fingerprint(index.manifest["model"], model_fingerprint(load_model(model)), model, path)
+            check_fingerprint(index.manifest.model, model_fingerprint(load_model(model)), model, path)
         return index
 
     @classmethod
@@ -152,9 +154,9 @@ class Index:
         return self
 
     @property
-    def manifest(self) -> dict[str, Any]:
-        """The manifest and the generation read, as JSON (``snapshot.manifest`` is the typed manifest)."""
-        return self.snapshot.to_json()
+    def manifest(self) -> Manifest:
+        """What the index is: its model, settings and sources (``info()`` adds the version read, as JSON)."""
+        return self.snapshot.manifest
 
     @property
     def documents(self):

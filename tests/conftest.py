@@ -107,7 +107,7 @@ def latent_topics(tmp_path_factory, bundled_index):
     x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
     words = [[f"topic{t}word{i}" for i in range(30)] for t in range(10)]
     docs = [Document(f"d{i}", " ".join(rng.choice(words[labels[i]], 20))) for i in range(1500)]
-    index = Index.from_embeddings(docs, x, tmp_path_factory.mktemp("latent") / "idx", bundled_index.manifest["model"])
+    index = Index.from_embeddings(docs, x, tmp_path_factory.mktemp("latent") / "idx", bundled_index.manifest.model)
     return index, labels
 
 

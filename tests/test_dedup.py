@@ -183,7 +183,7 @@ def test_planted_duplicates_split_across_ivf_lists_are_found(bundled_index, tmp_
     docs = [Document(f"p{i}", t) for i, t in enumerate(texts)]
     docs += [Document(f"twin{c}", texts[c].replace(texts[c].split()[5], "changed", 1)) for c in copies]
     index = Index.from_embeddings(docs, np.vstack([x, twins]).astype(np.float32), tmp_path / "ivf",
-                                  bundled_index.manifest["model"], settings)
+                                  bundled_index.manifest.model, settings)
     vectors = index.snapshot.segments[0].vectors
     lists = ivf.list_of(vectors, np.asarray(index.embeddings))
     assert sum(lists[c] != lists[2000 + i] for i, c in enumerate(copies)) >= 20
@@ -198,6 +198,6 @@ def test_an_exact_text_is_matched_even_where_the_vectors_miss_it(tmp_path, bundl
     docs = bundled_docs[:20]
     vectors = np.asarray(bundled_index.embeddings[:20], dtype=np.float32).copy()
     vectors[7] = vectors[3]
-    reference = Index.from_embeddings(docs, vectors, tmp_path / "ref", bundled_index.manifest["model"])
+    reference = Index.from_embeddings(docs, vectors, tmp_path / "ref", bundled_index.manifest.model)
     report = reference.check_duplicates([Document("sub", docs[7].text)], neighbours=1)
     assert any(p.b == docs[7].id and p.verdict == "exact" for p in report.pairs), report.pairs

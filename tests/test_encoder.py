@@ -23,7 +23,7 @@ def test_every_encoder_path_provides_the_protocol(bundled_index, model):
     actor = EncodeActor(EmbedSettings().__dict__, threads=1)
     for encoder in (embedder, onnx, actor, HashingEncoder()):
         assert isinstance(encoder, Encoder), type(encoder).__name__
-    assert embedder.fingerprint == onnx.fingerprint == actor.fingerprint == bundled_index.manifest["model"]["fingerprint"]
+    assert embedder.fingerprint == onnx.fingerprint == actor.fingerprint == bundled_index.manifest.model.fingerprint
     text = "Sparse autoencoders find interpretable features in language models."
     vectors = [e.encode([text])[0] for e in (embedder, onnx, actor)]
     assert all(v.shape == (384,) for v in vectors) and float(vectors[0] @ vectors[1]) > 0.999

@@ -88,9 +88,9 @@ def test_add_embeds_only_new_text(index_copy, monkeypatch, tmp_path):
     from embedsearch.embedding import embed
     from embedsearch.embedding.query_encoder import OnnxQueryEncoder, export_dir
 
-    exported = export_dir(index_copy.manifest["model"]["fingerprint"])
+    exported = export_dir(index_copy.manifest.model.fingerprint)
     monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "cold"))  # no cached vector can hide a re-embed
-    shutil.copytree(exported, export_dir(index_copy.manifest["model"]["fingerprint"]))
+    shutil.copytree(exported, export_dir(index_copy.manifest.model.fingerprint))
     fast, seen = [], []
     real_fast, real = OnnxQueryEncoder.encode, embed.encode_pieces
     monkeypatch.setattr(OnnxQueryEncoder, "encode", lambda self, texts, *a, **k: fast.extend(texts)
@@ -152,7 +152,7 @@ def test_hnsw_index_finds_the_true_neighbours_of_20000_vectors(bundled_index, tm
 
     x = clustered(20_000, d=384, centres=200)
     docs = [Document(f"v{i}", f"vector {i}") for i in range(20_000)]
-    hnsw = Index.from_embeddings(docs, x, tmp_path / "h", bundled_index.manifest["model"],
+    hnsw = Index.from_embeddings(docs, x, tmp_path / "h", bundled_index.manifest.model,
                                  VectorSettings(index_type="hnsw", hnsw_ef_search=64))
     assert hnsw.info()["index_type"] == "hnsw"
     queries = x[:200] + 0.05 * np.random.default_rng(1).normal(size=(200, 384)).astype(np.float32)

@@ -44,7 +44,7 @@ def test_codec_follows_corpus_size():
 def ivf_index(bundled_index, tmp_path):
     x = clustered(3000, d=384)
     docs = [Document(f"p{i}", f"Synthetic abstract number {i} about topic {i % 40}.") for i in range(3000)]
-    return Index.from_embeddings(docs, x, tmp_path / "idx", bundled_index.manifest["model"], SETTINGS), x
+    return Index.from_embeddings(docs, x, tmp_path / "idx", bundled_index.manifest.model, SETTINGS), x
 
 
 def test_index_on_disk_survives_a_move_and_finds_true_neighbours(ivf_index, tmp_path):
@@ -74,7 +74,7 @@ def test_add_remove_and_compact_keep_the_on_disk_layout_and_the_quantizer(ivf_in
         assert index.similar("new", 1)[0].id != "new"
         assert index.similar_to_text(new, 1)[0].id == "new"
         index.compact()
-    assert [s.rows for s in index.snapshot.segments] == [2901] and index.manifest["index"]["ondisk"]
+    assert [s.rows for s in index.snapshot.segments] == [2901] and index.snapshot.to_json()["index"]["ondisk"]
     assert vec.read(index.snapshot.segments[0].folder / "vectors.faiss").ntotal == 2901
 
 

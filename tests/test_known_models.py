@@ -44,7 +44,7 @@ def test_a_build_from_cached_vectors_never_imports_torch(bundled_index, tmp_path
     from embedsearch import Index
 
     again = Index.load(tmp_path / "again")
-    assert again.manifest["model"] == bundled_index.manifest["model"]
+    assert again.manifest.model == bundled_index.manifest.model
     np.testing.assert_array_equal(again.embeddings, bundled_index.embeddings)
 
 

@@ -118,7 +118,7 @@ def test_the_buffer_bounds_what_a_merge_holds(tmp_path):
 
 @pytest.fixture(scope="module")
 def model_entry(bundled_index):
-    return bundled_index.manifest["model"]
+    return bundled_index.manifest.model
 
 
 def test_a_merge_keeps_an_index_grown_to_ivf_on_ivf(tmp_path, model_entry):

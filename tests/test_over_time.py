@@ -62,7 +62,7 @@ def rising(tmp_path_factory, bundled_index):
     vectors = np.asarray(vectors, dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     index = Index.from_embeddings(docs, vectors, tmp_path_factory.mktemp("over-time") / "idx",
-                                  bundled_index.manifest["model"])
+                                  bundled_index.manifest.model)
     run_cli("topics", "--index", str(index.path), "--json", check=True)  # the saved fit every test reads
     return index
 

@@ -31,7 +31,7 @@ NO_MERGES = StoreSettings(merge=MergePolicy(segments_per_tier=1_000, max_deleted
 
 @pytest.fixture(scope="module")
 def model_entry(bundled_index):
-    return bundled_index.manifest["model"]
+    return bundled_index.manifest.model
 
 
 def new_index(path: Path, model_entry, count: int = 100, storage: StoreSettings = NO_MERGES) -> Index:
@@ -131,7 +131,7 @@ def test_adds_and_removes_equal_a_fresh_build(tmp_path, model_entry, storage):
             index.add_embedded(*make_docs(next_id, size))
             next_id += size
     if storage is NO_MERGES:
-        assert len(index.snapshot.segments) == 11 and sum(e.get("deleted", 0) for e in index.manifest["segments"]) > 0
+        assert len(index.snapshot.segments) == 11 and sum(e.deleted for e in index.snapshot.generation.segments) > 0
     else:
         assert index.generation > 15  # merges committed generations of their own
     ids = live_ids(index)
@@ -163,7 +163,7 @@ def test_adds_and_removes_equal_a_fresh_build(tmp_path, model_entry, storage):
 
 def test_hybrid_search_and_topics_on_segments_equal_one_segment(bundled_index, bundled_docs, tmp_path):
     vectors = np.asarray(bundled_index.embeddings)
-    entry = bundled_index.manifest["model"]
+    entry = bundled_index.manifest.model
     split = Index.from_embeddings(bundled_docs[:30], vectors[:30], tmp_path / "split", entry, storage=NO_MERGES)
     split.add_embedded(bundled_docs[30:50], vectors[30:50])
     split.add_embedded(bundled_docs[50:], vectors[50:])

@@ -96,7 +96,7 @@ def test_the_fanout_over_the_shards_answers_as_one_index_and_names_a_silent_shar
         assert answer.version == cluster.generation
     dated = [Document(d.id, d.text, d.title, {"year": 2000 + i % 4}) for i, d in enumerate(docs)]
     filtered = Index.from_embeddings(dated, np.asarray(single.embeddings), tmp_path / "dated",
-                                     single.manifest["model"])
+                                     single.manifest.model)
     split = filtered.split(tmp_path / "dated-cluster", 3).snapshot
     dated_fanout = Fanout(split, cluster.search_settings, LocalParts(list(split.parts.values()), list(split.parts)))
     for query in queries[:4]:
@@ -182,7 +182,7 @@ def test_a_cut_naming_a_generation_its_shard_collected_is_removed_and_the_newest
 
     rows = list(range(60))
     small = Index.from_embeddings(list(single.documents)[:60], np.asarray(single.embeddings[rows]), tmp_path / "i",
-                                  single.manifest["model"], storage=StoreSettings(grace_seconds=0))
+                                  single.manifest.model, storage=StoreSettings(grace_seconds=0))
     cluster = small.split(tmp_path / "c", 2)
     cluster.add([Document("new-1", "Vitamin D supplementation lowers the risk of fractures in elderly women.")])
     cluster.remove(["new-1"])
@@ -203,7 +203,7 @@ def test_a_shard_is_written_only_through_its_cluster(cluster, single, scifact_sa
     new = Document("direct-1", "Written to a shard behind the cluster's back.")
     for write in (lambda: Index.load(shard).add([new]), lambda: Index.load(shard).remove([victim]),
                   lambda: Index.load(shard).compact(),
-                  lambda: Index.from_embeddings([new], np.asarray(single.embeddings[[0]]), shard, single.manifest["model"])):
+                  lambda: Index.from_embeddings([new], np.asarray(single.embeddings[[0]]), shard, single.manifest.model)):
         with pytest.raises(InputError, match=f"of the cluster {cluster.path.resolve()}; write through the cluster"):
             write()
     assert Index.load(shard).generation == before and len(Index.load(cluster.path)) == len(single)
@@ -224,7 +224,7 @@ def test_a_cluster_split_before_shards_were_marked_is_guarded_from_its_first_wri
 
 def test_too_many_shards_and_an_existing_folder_are_refused(single, tmp_path):
     small = Index.from_embeddings(list(single.documents)[:2], np.asarray(single.embeddings[[0, 1]]),
-                                  tmp_path / "two", single.manifest["model"])
+                                  tmp_path / "two", single.manifest.model)
     with pytest.raises(InputError, match="empty; use fewer shards"):
         small.split(tmp_path / "c", 8)
     (tmp_path / "taken").mkdir()
@@ -265,7 +265,7 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
 
     docs, vectors = make_docs(0, 3_000)
     index = Index.from_batches([(docs[i:i + 1_000], vectors[i:i + 1_000]) for i in range(0, 3_000, 1_000)],
-                               tmp_path / "idx", bundled_index.manifest["model"], 3_000,
+                               tmp_path / "idx", bundled_index.manifest.model, 3_000,
                                VectorSettings(index_type="ivfpq", ivf_lists=8, nprobe=8, ivf_codec="pq",
                                               pq_bytes=8))  # coarse codes: shortlists that miss
     cluster = index.split(tmp_path / "c", 2)

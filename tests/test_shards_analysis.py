@@ -160,7 +160,7 @@ def test_a_later_cut_carries_the_topics_over_as_one_index_does(latent_topics, tm
     documents = index.snapshot.documents.get(list(range(len(ids))))
     held = np.arange(len(ids)) % 50 == 7  # 30 papers the first fit does not see
     start = Index.from_embeddings([d for d, h in zip(documents, held) if not h], vectors[~held],
-                                  tmp_path / "start", index.manifest["model"])
+                                  tmp_path / "start", index.manifest.model)
     cluster = start.split(tmp_path / "c", 2)
     settings = TopicSettings(sample=600, runs=5)
     before = cluster.topics(settings)
@@ -173,7 +173,7 @@ def test_a_later_cut_carries_the_topics_over_as_one_index_does(latent_topics, tm
     assert set(after.ids) == set(ids) - {start.documents.ids[0]}
     final = [d for d in documents if d.id != start.documents.ids[0]]
     one = Index.from_embeddings(final, vectors[[ids.index(d.id) for d in final]], tmp_path / "one",
-                                index.manifest["model"])
+                                index.manifest.model)
     expected = extend(before, one.snapshot)
     topic = {doc_id: t for doc_id, t in zip(expected.ids, expected.assignments[0])}
     new = [d.id for d, h in zip(documents, held) if h]

@@ -52,7 +52,7 @@ def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool,
     if len(documents) <= FAST_ADD:
         return snapshot.encoder.encode([d.embed_text for d in documents])
     embedder = Embedder(model.settings)
-    check_fingerprint(model.to_json(), embedder.fingerprint, embedder.settings.model, snapshot.root)
+    check_fingerprint(model, embedder.fingerprint, embedder.settings.model, snapshot.root)
     return embed_documents(embedder, documents, progress, "embedding new")
 
 

@@ -30,7 +30,7 @@ def index_sources(*indexes_or_files) -> list[str]:
         if item is None:
             continue
         if hasattr(item, "manifest"):
-            found += [str(s) for s in item.manifest.get("source_paths") or item.manifest.get("sources", [])]
+            found += [str(s) for s in item.manifest.source_paths or item.manifest.sources]
         elif Path(item).is_file():
             found.append(str(item))
     return found

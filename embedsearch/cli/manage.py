@@ -54,7 +54,7 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
                              embed=EmbedSettings(model=model, max_windows=max_windows),
                              vectors=VectorSettings(index_type=index_type), progress=True, ray=ray, name=name or "")
     _report_skipped(idx.skipped)
-    typer.echo(f"indexed {len(idx)} documents into {idx.path} ({idx.manifest['index']['type']})", err=True)
+    typer.echo(f"indexed {len(idx)} documents into {idx.path} ({idx.snapshot.index_type})", err=True)
 
 
 NoWaitOpt = typer.Option(False, "--no-wait", help="Fail at once if another process is writing the index.")

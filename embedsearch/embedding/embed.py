@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -118,11 +118,11 @@ def model_fingerprint(model: SentenceTransformer) -> str:
     return digest.hexdigest()[:16]
 
 
-def check_fingerprint(expected: dict, fingerprint: str, model: str, where: Path) -> None:
+def check_fingerprint(expected: Any, fingerprint: str, model: str, where: Path) -> None:
     """Refuse to mix vectors of two models: ``expected`` is an index manifest's model entry."""
-    if fingerprint != expected["fingerprint"]:
+    if fingerprint != expected.fingerprint:
         raise ModelMismatchError(
-            f"{where} was built with model {expected['name']!r} (fingerprint {expected['fingerprint']}), "
+            f"{where} was built with model {expected.name!r} (fingerprint {expected.fingerprint}), "
             f"not {model!r} ({fingerprint}); use that model or rebuild with `embedsearch build --model`")
 
 

@@ -96,7 +96,7 @@ class Matcher:
     def table(self, submissions: Submissions, conflicts: dict[tuple[int, int], str] | None = None) -> AffinityTable:
         """The affinity of every submission to every reviewer, with author conflicts (by ``conflict_rule``)
         and the given ``conflicts`` (position pairs) marked."""
-        if submissions.fingerprint != self.publications.manifest["model"]["fingerprint"]:
+        if submissions.fingerprint != self.publications.manifest.model.fingerprint:
             raise InputError(f"the submissions were embedded with {submissions.model!r}, the publications with "
                              f"{self.publications.model_name!r}; use one model for both (--model)")
         vectors = self.vectors
@@ -108,7 +108,7 @@ class Matcher:
         """The ``k`` best reviewers for an abstract not in any index, with their evidence."""
         doc = Document("abstract", text, title)
         vectors = self.publications.encode([doc.embed_text])
-        fingerprint = self.publications.manifest["model"]["fingerprint"]
+        fingerprint = self.publications.manifest.model.fingerprint
         table = self.table(Submissions((doc,), vectors, self.publications.model_name, fingerprint))
         return list(table.pairs(keep=k))
 
