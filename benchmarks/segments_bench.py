@@ -29,8 +29,12 @@ QUERIES = ["gene expression in tumour cells", "vaccination reduces mortality in 
            "smoking increases the risk of lung cancer"]
 
 RUN = r"""
-import json, statistics, sys, time
-sys.path.append(sys.argv[1])  # the benchmarks package; embedsearch stays the one PYTHONPATH names
+import importlib.util, json, statistics, sys, time
+# this checkout's benchmarks package, even where PYTHONPATH names another commit's tree (for its embedsearch)
+spec = importlib.util.spec_from_file_location("benchmarks", sys.argv[1] + "/benchmarks/__init__.py",
+                                              submodule_search_locations=[sys.argv[1] + "/benchmarks"])
+sys.modules["benchmarks"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sys.modules["benchmarks"])
 import numpy as np
 from benchmarks.segments_bench import corpus, model_entry
 from embedsearch import Index
