@@ -4,6 +4,7 @@ from the repository root as a module: ``python -m benchmarks.search_bench``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -128,3 +129,17 @@ def save(name: str, payload: dict) -> None:
 
 def python() -> str:
     return sys.executable
+
+
+@contextlib.contextmanager
+def worktree(rev: str, folder: Path):
+    """Commit ``rev`` checked out at ``folder`` (a git worktree) for as long as the block runs: run its
+    library with ``folder`` first on ``PYTHONPATH``; its ``../shared`` is linked to this checkout's."""
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder), rev], check=True,
+                   capture_output=True)
+    try:
+        if not (folder.parent / "shared").exists():
+            (folder.parent / "shared").symlink_to(SHARED)
+        yield folder
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], capture_output=True)

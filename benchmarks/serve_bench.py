@@ -48,9 +48,9 @@ def new_documents(count: int, skip: int = 0) -> list[dict]:
 
 
 class Process:
-    def __init__(self, cmd: list[str], url: str, env: dict, ready: str):
+    def __init__(self, cmd: list[str], url: str, env: dict, ready: str, cwd: Path = ROOT):
         self.url = url
-        self.proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 180
         while time.time() < deadline:
             try:
