@@ -87,7 +87,7 @@ def rss_mb(pid: int, children: bool = False) -> float:
 
 def sentence_pool() -> list[str]:
     """Every SciFact sentence over 40 characters: what the synthetic corpora of the scale benchmarks are made of."""
-    from embedsearch.evaluate import load_beir
+    from embedsearch.retrieval.beir import load_beir
 
     from .planted import sentences
 

@@ -24,7 +24,7 @@ from benchmarks.planted import KINDS, plant, sentences
 from embedsearch import Document, Index
 from embedsearch.dedup import DedupSettings
 from embedsearch.dedup.groups import connected
-from embedsearch.evaluate import load_beir
+from embedsearch.retrieval.beir import load_beir
 
 
 def closure(groups) -> set[frozenset]:

@@ -36,7 +36,7 @@ def p50_ms(fn, queries: list[str], rounds: int) -> tuple[float, float]:
 
 def main() -> None:
     from embedsearch import Index
-    from embedsearch.evaluate import load_beir
+    from embedsearch.retrieval.beir import load_beir
     parser = argparse.ArgumentParser()
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=30)

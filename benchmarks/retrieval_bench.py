@@ -17,7 +17,7 @@ import numpy as np
 
 from benchmarks.common import SHARED, percentiles, save, table
 from embedsearch import EmbedSettings, Index
-from embedsearch.evaluate import load_beir, rank_queries, score_run
+from embedsearch.retrieval.beir import load_beir, rank_queries, score_run
 from embedsearch.retrieval.bm25 import SegmentedBM25
 from embedsearch.retrieval.dense import dense
 from embedsearch.retrieval.search import fuse, top_lexical

@@ -16,7 +16,7 @@ import numpy as np
 
 from benchmarks.common import SHARED, save, table
 from embedsearch import Index
-from embedsearch.evaluate import load_beir
+from embedsearch.retrieval.beir import load_beir
 from embedsearch.retrieval.dense import dense
 from embedsearch.retrieval.settings import SearchSettings
 

@@ -39,7 +39,7 @@ def build_section(work: Path) -> tuple[list, object]:
     from embedsearch import Index
     from embedsearch.corpus import bundled_sources, read_sources
     from embedsearch.embedding.embed import Embedder
-    from embedsearch.evaluate import load_beir
+    from embedsearch.retrieval.beir import load_beir
 
     _, load_s = timed(Embedder)
     sample = load_beir(SHARED / "eval" / "scifact").documents[:500]

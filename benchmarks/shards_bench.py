@@ -41,7 +41,7 @@ print(json.dumps({"split_s": time.perf_counter() - start, "split_peak_mb": peak_
 
 
 def queries() -> list[str]:
-    from embedsearch.evaluate import load_beir
+    from embedsearch.retrieval.beir import load_beir
 
     return list(load_beir(SHARED / "eval" / "scifact").queries.values())
 

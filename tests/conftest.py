@@ -187,7 +187,7 @@ def local_ray():
 @pytest.fixture(scope="session")
 def scifact_sample():
     """400 SciFact abstracts (every one relevant to the first 40 test queries, then others) and those queries."""
-    from embedsearch.evaluate import load_beir
+    from embedsearch.retrieval.beir import load_beir
 
     data = load_beir(SHARED / "eval" / "scifact")
     queries = list(data.queries.items())[:40]

@@ -9,7 +9,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "embedsearch"
 
 LAYERS = [
-    {"errors", "version", "files"},
+    {"errors", "version", "disk"},
     {"corpus"},
     {"embedding"},
     {"engine"},
@@ -18,7 +18,6 @@ LAYERS = [
     {"topics", "dedup"},
     {"build"},
     {"index"},
-    {"evaluate"},
     {"reviewers"},
     {"serve"},
     {"cli"},

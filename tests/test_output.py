@@ -10,7 +10,7 @@ from test_bad_input import one_error_line, tree_hash, write_jsonl
 
 from embedsearch import InputError
 from embedsearch.cli.output import check_output
-from embedsearch.files import durable_file as output_file
+from embedsearch.disk.durable import durable_file as output_file
 
 
 @pytest.fixture()

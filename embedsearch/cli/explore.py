@@ -11,7 +11,7 @@ import typer
 
 from ..dedup.settings import DedupSettings
 from ..errors import InputError
-from ..files import durable_file
+from ..disk.durable import durable_file
 from ..topics.maps import MAX_POINTS
 from ..topics.settings import TopicSettings
 from .app import (EngineOpt, ForceOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index,

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
-from ..files import durable_file
+from ..disk.durable import durable_file
 from .output import check_output
 
 OverOpt = typer.Option(None, "--over-time", help="Each topic per period of this field (a year or ISO date).")

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
-from ..files import durable_file
+from ..disk.durable import durable_file
 from .app import ForceOpt, app, friendly
 
 OutOpt = typer.Option(None, "--out", help="CSV to write: submission,reviewer,score.")

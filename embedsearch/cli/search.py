@@ -153,12 +153,21 @@ def eval_(beir: Path = typer.Option(..., "--beir", help="BEIR folder: corpus.jso
           split: str = typer.Option("test", "--split"),
           as_json: bool = typer.Option(False, "--json", help="One JSON object instead of a table.")) -> None:
     """nDCG@10, Recall@100 and MRR@10 on a BEIR-format dataset."""
-    from ..evaluate import evaluate_beir
+    import tempfile
+
+    from ..index import Index
+    from ..retrieval.beir import load_beir, rank_queries, score_run
     from ..retrieval.settings import SearchSettings
 
     if mode is not None:
         named(lambda m: SearchSettings(mode=m), mode, "--mode")
-    result = evaluate_beir(beir, split, mode, progress=True)
+    data = load_beir(beir, split)
+    with tempfile.TemporaryDirectory(prefix="embedsearch-eval-") as tmp:  # embeddings stay in the cache
+        index = Index.build(data.documents, Path(tmp) / "index", progress=True)
+        mode = mode or index.search_settings.mode
+        metrics = score_run(rank_queries(index, data.queries, mode, progress=True), data.qrels)
+    result = {"dataset": data.name, "split": split, "mode": mode, "queries": len(data.qrels),
+              **{name: round(value, 4) for name, value in metrics.items()}}
     if as_json:
         typer.echo(json.dumps(result))
         return

@@ -18,7 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..files import write_json
+from ..disk.durable import write_json
 from .cache import default_cache_dir
 
 FOLDER = "models"

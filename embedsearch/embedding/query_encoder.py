@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ModelMismatchError
-from ..files import staged_folder
+from ..disk.durable import staged_folder
 from .cache import default_cache_dir
 from .encoder import Encoder, HashingEncoder, is_hashing
 from .windows import pool_windows, split_texts

@@ -4,7 +4,7 @@ one writer at a time and read through snapshots (see ``layout`` for the folder).
 from __future__ import annotations
 
 from ..errors import IndexStoreError
-from ..files import file_records, json_text, staged_folder, write_json
+from ..disk.durable import file_records, json_text, staged_folder, write_json
 from .layout import (
                      DELETES,
                      EMBEDDINGS,

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from ..errors import EmbedsearchError
-from ..files import sha256
+from ..disk.durable import sha256
 from . import generation as gen
 from .metadata import FILE, row_count
 from .generation import SegmentEntry

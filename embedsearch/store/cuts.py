@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorruptIndexError, ModelMismatchError
-from ..files import write_json
+from ..disk.durable import write_json
 from .docstore import id_hash
 from .layout import GENERATIONS
 from .manifest import read as read_manifest

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptIndexError, IndexStoreError
-from ..files import durable_file, sha256, write_json
+from ..disk.durable import durable_file, sha256, write_json
 from .layout import DELETES, GENERATIONS, SEGMENTS, now, owned_deletes, owned_segment, reap_temporary
 from .settings import GRACE_SECONDS
 

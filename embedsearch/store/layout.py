@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptIndexError, IndexStoreError, InputError
-from ..files import staged_folder
+from ..disk.durable import staged_folder
 from ..version import __version__
 from .shard_marker import refuse_shard
 

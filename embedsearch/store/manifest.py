@@ -14,7 +14,7 @@ from typing import Any
 
 from ..embedding.settings import EmbedSettings
 from ..errors import CorruptIndexError, EmbedsearchError
-from ..files import write_json
+from ..disk.durable import write_json
 from ..version import __version__
 from .layout import FORMAT_VERSION, MANIFEST, now, read_manifest
 from .provenance import provenance as machine

@@ -14,7 +14,7 @@ import numpy as np
 from ..corpus import Document
 from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError
-from ..files import file_records, sha256, staged_folder
+from ..disk.durable import file_records, sha256, staged_folder
 from . import lexical as lex
 from . import metadata, npy
 from . import vectors as vec

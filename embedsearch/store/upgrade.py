@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from ..errors import CorruptIndexError, EmbedsearchError, IndexStoreError
-from ..files import file_records, fsync_tree
+from ..disk.durable import file_records, fsync_tree
 from . import generation as gen
 from . import lexical as lex
 from .docstore import ID_HASHES, DocumentStore, id_hashes

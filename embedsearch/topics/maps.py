@@ -15,7 +15,7 @@ import numpy as np
 
 from ..corpus import Document
 from ..errors import InputError
-from ..files import durable_file
+from ..disk.durable import durable_file
 from ..store.docstore import DocumentStore
 from ..store.snapshot import LiveDocuments
 from .map_page import PAGE as _PAGE

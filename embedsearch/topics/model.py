@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError, EmbedsearchError, InputError
-from ..files import staged_folder
+from ..disk.durable import staged_folder
 from ..store.snapshot import Snapshot
 from . import umap_hdbscan as cl
 from .assemble import Corpus, assemble, enough

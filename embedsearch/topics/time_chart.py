@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from ..files import durable_file
+from ..disk.durable import durable_file
 from .over_time import UNASSIGNED, TopicsOverTime
 
 SHOWN = 8

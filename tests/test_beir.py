@@ -3,7 +3,7 @@ import math
 import pytest
 
 from embedsearch.errors import InputError
-from embedsearch.evaluate import load_beir, mrr_at, ndcg_at, recall_at, score_run
+from embedsearch.retrieval.beir import load_beir, mrr_at, ndcg_at, recall_at, score_run
 
 
 def test_metrics_on_a_hand_computed_example():

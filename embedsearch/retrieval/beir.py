@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus import Document
-from .errors import InputError
+from ..corpus import Document
+from ..errors import InputError
 
 Qrels = dict[str, dict[str, int]]
 
@@ -118,19 +118,3 @@ def rank_queries(index, queries: Mapping[str, str], mode: str | None = None, k: 
     if bar:
         bar.close()
     return run
-
-
-def evaluate_beir(folder: str | Path, split: str = "test", mode: str | None = None, progress: bool = False,
-                  index_path: str | Path | None = None) -> dict[str, object]:
-    """Index a BEIR corpus (embeddings come from the cache after the first run) and score one split."""
-    import tempfile
-
-    from .index import Index
-
-    data = load_beir(folder, split)
-    with tempfile.TemporaryDirectory(prefix="embedsearch-eval-") as tmp:
-        index = Index.build(data.documents, index_path or Path(tmp) / "index", progress=progress)
-        mode = mode or index.search_settings.mode
-        metrics = score_run(rank_queries(index, data.queries, mode, progress=progress), data.qrels)
-    return {"dataset": data.name, "split": split, "mode": mode, "queries": len(data.qrels),
-            **{name: round(value, 4) for name, value in metrics.items()}}
