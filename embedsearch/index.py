@@ -277,21 +277,14 @@ class Index:
         """``add``, each new abstract first judged against the index (as ``check_duplicates``): a duplicate
         refuses the whole add (``DuplicateError``, nothing written), is skipped, or is added anyway
         (``on_duplicate``: refuse, skip, add). The report says which abstract duplicates which."""
-        from .dedup import DedupSettings, screen
+        from .dedup import DedupSettings, append_checked
 
         documents = list(documents)
         refuse_shard(self.path)
         embeddings = embed_new(self.refresh().snapshot, documents, progress, encoder)
-        reports = []
-
-        def judged(current, new, vectors):
-            report, keep = screen(new, vectors, current, settings or DedupSettings(), on_duplicate)
-            reports.append(report)
-            return keep
-
-        self.folder.append(documents, embeddings, wait, judged)
+        report = append_checked(self.folder, documents, embeddings, settings or DedupSettings(), on_duplicate, wait)
         self.refresh()
-        return reports[0]
+        return report
 
     def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> Index:
         """Append documents whose vectors were made with this index's model (``add`` without embedding)."""

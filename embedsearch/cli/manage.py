@@ -8,7 +8,6 @@ from pathlib import Path
 import typer
 
 from ..embedding.settings import EmbedSettings
-from ..errors import InputError
 from .app import (EngineOpt, IndexOpt, JsonOpt, RayAddressOpt, WorkersOpt, app, friendly, open_index,
                   ray_settings)
 
@@ -78,12 +77,11 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
     from ..corpus import read_sources
     from ..corpus.kinds import FieldKinds
     from ..dedup import ON_DUPLICATE
-    from ..errors import DuplicateError
+    from ..errors import DuplicateError, check_choice
     from ..index import Index
     from .explore import print_report
 
-    if on_duplicate not in ON_DUPLICATE:
-        raise InputError(f"--on-duplicate {on_duplicate!r}: choose one of {', '.join(ON_DUPLICATE)}")
+    check_choice("--on-duplicate", on_duplicate, ON_DUPLICATE)
     idx = Index.load(index)
     result = read_sources(sources, _fields(id_field, title_field, text_field), skip_invalid,
                           FieldKinds(idx.snapshot.field_kinds))

@@ -1,13 +1,13 @@
 """Near-duplicate detection: candidates from the vector index, lexical evidence, verdicts, groups."""
 
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from ..corpus import Document
 from ..engine.jobs import JobRunner, local_map
-from ..errors import DuplicateError, InputError, ModelMismatchError, UnknownIdError
+from ..errors import DuplicateError, InputError, ModelMismatchError, UnknownIdError, check_choice
 from ..store.snapshot import Rows, Snapshot
 from . import candidates
 from .pending import Pending
@@ -38,13 +38,27 @@ def screen(documents: Sequence[Document], embeddings: np.ndarray, reference: Sna
     """Judge new abstracts (not in any index) against an index, as ``find_duplicates_against`` does: the report
     and a mask of those to add. ``refuse``: a flagged one is a ``DuplicateError`` and nothing is added; ``skip``:
     only the unflagged are added; ``add``: all are, the report still says which duplicate what."""
-    if on_duplicate not in ON_DUPLICATE:
-        raise InputError(f"on_duplicate {on_duplicate!r}: choose one of {', '.join(ON_DUPLICATE)}")
+    check_choice("on_duplicate", on_duplicate, ON_DUPLICATE)
     new = Pending(documents, embeddings)
     ids = new.documents.ids
     report = (find_duplicates_against(new, reference, settings) if len(reference)
               else DuplicateReport(settings, (), (), tuple(ids)))
     return report, decide(report, ids, on_duplicate)
+
+
+def append_checked(folder: Any, documents: Sequence[Document], embeddings: np.ndarray, settings: DedupSettings,
+                   on_duplicate: str, wait: bool | float) -> DuplicateReport:
+    """Append to ``folder`` (an index's or a cluster's) what ``screen`` lets in, judged under the writer lock
+    against the very version the documents join, so two checked adds never both let one duplicate in."""
+    reports: list[DuplicateReport] = []
+
+    def judged(current: Snapshot, new: Sequence[Document], vectors: np.ndarray) -> np.ndarray:
+        report, keep = screen(new, vectors, current, settings, on_duplicate)
+        reports.append(report)
+        return keep
+
+    folder.append(documents, embeddings, wait, judged)
+    return reports[0]
 
 
 def decide(report: DuplicateReport, ids: Sequence[str], on_duplicate: str) -> np.ndarray:
