@@ -1,7 +1,7 @@
 """embedsearch: find related papers, map topics and catch near-duplicate abstracts by meaning."""
 
 from .corpus import Document, FieldMap  # noqa: E402
-from .embedding.settings import DEFAULT_MODEL, EmbedSettings
+from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
 from .errors import EmbedsearchError, IndexStoreError, InputError, MissingDependencyError, ModelMismatchError  # noqa: E402
 from .index import Index  # noqa: E402
 from .retrieval.search import Hit
@@ -29,6 +29,7 @@ __all__ = [
     "IndexStoreError",
     "InputError",
     "MissingDependencyError",
+    "ModelEntry",
     "ModelMismatchError",
     "VectorSettings",
     "__version__",

@@ -19,7 +19,7 @@ from .build.embedding import embed_new
 from .build.manifest import load_manifest, new_manifest
 from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique
 from .embedding.embed import check_fingerprint
-from .embedding.settings import DEFAULT_MODEL, EmbedSettings
+from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
 from .engine.distributed import job_map
 from .errors import InputError, UnknownIdError
 from .retrieval import filters as flt
@@ -28,7 +28,7 @@ from .retrieval.search import Answer, check_query
 from .retrieval.settings import Mode, SearchSettings
 from .store.batches import Batch
 from .store.folders import ClusterFolder, IndexFolder, open_folder
-from .store.manifest import Manifest, ModelEntry
+from .store.manifest import Manifest
 from .store.settings import LexicalSettings, StoreSettings, VectorSettings
 from .store.shard_marker import refuse_shard
 
@@ -65,7 +65,7 @@ class Index:
 
     @classmethod
     def from_embeddings(cls, documents: Sequence[Document], embeddings: np.ndarray, path: str | Path,
-                        model: ModelEntry | dict[str, Any], vectors: VectorSettings = VectorSettings(),
+                        model: ModelEntry, vectors: VectorSettings = VectorSettings(),
                         **options: Any) -> Index:
         """Write an index from vectors made elsewhere, as one segment (``model``: ``Embedder.manifest_entry()``,
         or another index's ``manifest.model``)."""
@@ -73,7 +73,7 @@ class Index:
         return cls.from_batches([(documents, embeddings)], path, model, len(documents), vectors, **options)
 
     @classmethod
-    def from_batches(cls, batches: Iterable[Batch], path: str | Path, model: ModelEntry | dict[str, Any], total: int,
+    def from_batches(cls, batches: Iterable[Batch], path: str | Path, model: ModelEntry, total: int,
                      vectors: VectorSettings = VectorSettings(),
                      lexical: LexicalSettings = LexicalSettings(), search: SearchSettings = SearchSettings(),
                      sources: Sequence[str] = (), ray: RaySettings | None = None,

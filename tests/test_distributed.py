@@ -207,11 +207,11 @@ def test_a_worker_dying_mid_job_is_retried(local_ray, tmp_path):
 
 def test_the_local_engine_never_imports_ray(tmp_path):
     code = ("import sys, numpy as np\n"
-            "from embedsearch import Document, Index, VectorSettings\n"
+            "from embedsearch import Document, EmbedSettings, Index, ModelEntry, VectorSettings\n"
             "x = np.random.default_rng(0).normal(size=(2000, 16)).astype('float32')\n"
             "x /= np.linalg.norm(x, axis=1, keepdims=True)\n"
             "docs = [Document(f'd{i}', f'abstract {i}') for i in range(2000)]\n"
-            "model = {'name': 'm', 'dimension': 16, 'fingerprint': 'f', 'settings': {}}\n"
+            "model = ModelEntry('m', 16, 'f', EmbedSettings(model='m'))\n"
             f"index = Index.from_embeddings(docs, x, {str(tmp_path / 'i')!r}, model, VectorSettings(index_type='ivfpq'))\n"
             "index.duplicates()\n"
             "assert 'ray' not in sys.modules, 'ray was imported'\n")

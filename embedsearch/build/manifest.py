@@ -7,16 +7,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from ..errors import CorruptIndexError, EmbedsearchError
 from ..retrieval.settings import SearchSettings
-from ..store.manifest import Manifest, ModelEntry
+from ..embedding.settings import ModelEntry
+from ..store.manifest import Manifest
 from ..store.manifest import read as read_manifest
 from ..store.settings import LexicalSettings, StoreSettings, VectorSettings
 
 
-def new_manifest(model: ModelEntry | dict[str, Any], vectors: VectorSettings = VectorSettings(),
+def new_manifest(model: ModelEntry, vectors: VectorSettings = VectorSettings(),
                  lexical: LexicalSettings = LexicalSettings(), search: SearchSettings = SearchSettings(),
                  storage: StoreSettings = StoreSettings(), sources: Sequence[str | Path] = (),
                  name: str = "") -> Manifest:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from ..errors import EmbedsearchError, MissingDependencyError, ModelMismatchErro
 from .cache import EmbeddingCache, default_cache_dir
 from .encoder import HashingEncoder, is_hashing
 from .known_models import recall, remember
-from .settings import DEFAULT_MODEL, EmbedSettings
+from .settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
 from .windows import pool_windows, split_texts
 
 if TYPE_CHECKING:
@@ -118,7 +117,7 @@ def model_fingerprint(model: SentenceTransformer) -> str:
     return digest.hexdigest()[:16]
 
 
-def check_fingerprint(expected: Any, fingerprint: str, model: str, where: Path) -> None:
+def check_fingerprint(expected: ModelEntry, fingerprint: str, model: str, where: Path) -> None:
     """Refuse to mix vectors of two models: ``expected`` is an index manifest's model entry."""
     if fingerprint != expected.fingerprint:
         raise ModelMismatchError(
@@ -220,8 +219,9 @@ class Embedder:
         """The ``Encoder`` protocol: ``embed`` without progress reporting."""
         return self.embed(texts)
 
-    def manifest_entry(self) -> dict:
-        return {"name": self.settings.model, **self.info, "settings": asdict(self.settings)}
+    def manifest_entry(self) -> ModelEntry:
+        return ModelEntry(self.settings.model, self.info["dimension"], self.info["fingerprint"], self.settings,
+                          self.info["max_seq_length"])
 
     def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, chunk: int = 256,
               encode: Callable[[list[str]], np.ndarray] | None = None) -> np.ndarray:

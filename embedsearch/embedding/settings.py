@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from ..errors import InputError, check
 
@@ -24,3 +25,18 @@ class EmbedSettings:
         if not isinstance(self.model, str) or not self.model.strip():
             raise InputError(f"model must name a sentence-transformers model or folder, got {self.model!r}")
         check(self, batch_size=(1, None), max_windows=(1, None), tail_weight=(0, 1))
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """The model that made an index's vectors, as its manifest records it; ``fingerprint`` guards against
+    mixing two models."""
+
+    name: str
+    dimension: int
+    fingerprint: str
+    settings: EmbedSettings
+    max_seq_length: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "settings": asdict(self.settings)}

@@ -12,7 +12,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..embedding.settings import EmbedSettings
+from ..embedding.settings import EmbedSettings, ModelEntry
 from ..errors import CorruptIndexError, EmbedsearchError
 from ..disk.durable import write_json
 from ..version import __version__
@@ -21,20 +21,6 @@ from .provenance import provenance as machine
 from .settings import LexicalSettings, MergePolicy, StoreSettings, VectorSettings
 
 LEGACY_INDEX_KEYS = ("type", "ondisk")  # written by earlier versions; the generations say the same
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    """The model that made the index's vectors; ``fingerprint`` guards against mixing two models."""
-
-    name: str
-    dimension: int
-    fingerprint: str
-    settings: EmbedSettings
-    max_seq_length: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "settings": asdict(self.settings)}
 
 
 @dataclass(frozen=True)
@@ -55,11 +41,8 @@ class Manifest:
     name: str = ""  # what a reader calls the corpus (a heading), not its folder
 
     @classmethod
-    def new(cls, model: ModelEntry | dict[str, Any], **sections: Any) -> Manifest:
+    def new(cls, model: ModelEntry, **sections: Any) -> Manifest:
         """The manifest of an index built now, on this machine (``sections``: the other fields)."""
-        if isinstance(model, dict):
-            settings = EmbedSettings(**{"model": model["name"], **model.get("settings", {})})
-            model = ModelEntry(**{**model, "settings": settings})
         sections.setdefault("source_paths", tuple(os.path.realpath(s) for s in sections.get("sources", ())))
         return cls(model, **sections, built_at=now(), provenance=machine())
 
