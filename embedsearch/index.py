@@ -1,19 +1,17 @@
-"""``Index``: the facade over corpus, embedding, storage and search, over one index folder or a cluster of
-shards (``Index.load`` opens whichever a folder holds; ``split`` makes a cluster). Build it with a
-classmethod. It reads one version at a time (its snapshot: a generation, or a cluster's cut), so results
-never mix two; ``refresh()`` moves to the newest; ``add``, ``remove`` and ``compact`` commit a new one under
-the writer lock and move to it. Every read is written once, over the snapshot, for both kinds of folder."""
+"""``Index``: the facade over corpus, embedding, storage, search and analysis, written once for an index folder
+or a cluster of shards. It reads one version (a generation, or a cluster's cut), so results never mix two;
+``refresh()`` moves to the newest, and ``add``, ``remove`` and ``compact`` commit a new one and move to it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import store
 from .build import local
 from .build.embedding import embed_new
 from .build.manifest import load_manifest, new_manifest
@@ -21,16 +19,18 @@ from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique
 from .embedding.embed import check_fingerprint
 from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
 from .engine.distributed import job_map
-from .errors import InputError, UnknownIdError
+from .errors import IndexStoreError, InputError, UnknownIdError
 from .retrieval import filters as flt
 from .retrieval.parts import Fanout
 from .retrieval.search import Answer, check_query
 from .retrieval.settings import Mode, SearchSettings
 from .store.batches import Batch
+from .store.layout import MANIFEST, check_target, default_home, real_path, size_on_disk
 from .store.folders import ClusterFolder, IndexFolder, open_folder
 from .store.manifest import Manifest
 from .store.settings import LexicalSettings, StoreSettings, VectorSettings
 from .store.shard_marker import refuse_shard
+from .version import __version__
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport, OnDuplicate
@@ -58,7 +58,7 @@ class Index:
         """Embed ``documents`` (through the cache; on a Ray cluster with ``ray``) segment by segment and write
         a new index at ``path``, replacing any index there. An iterator is read one segment at a time (give
         ``total``, the expected count, to choose the vector index); memory holds one segment, not the corpus."""
-        path = store.check_target(path, sources)
+        path = check_target(path, sources)
         local.build(documents, path, model, embed, progress, ray, storage, total, vectors=vectors, lexical=lexical,
                     search=search, sources=sources, name=name)
         return cls.load(path)
@@ -78,10 +78,9 @@ class Index:
                      lexical: LexicalSettings = LexicalSettings(), search: SearchSettings = SearchSettings(),
                      sources: Sequence[str] = (), ray: RaySettings | None = None,
                      storage: StoreSettings = StoreSettings(), name: str = "", share: Index | None = None) -> Index:
-        """Write an index from ``(documents, vectors)`` batches made one at a time: each becomes a segment and
-        is released before the next is read, so memory holds one batch, not the corpus. ``total`` (the corpus
-        size) picks the vector index kind (``share``: that index's kind and quantizer, for a shard cut from it);
-        with ``ray``, IVF shards are filled as Ray tasks."""
+        """Write an index from ``(documents, vectors)`` batches, each a segment, so memory holds one batch. ``total``
+        (the corpus size) picks the vector index kind (``share``: that index's kind and quantizer, for a shard
+        cut from it); with ``ray``, IVF shards are filled as Ray tasks."""
         manifest = new_manifest(model, vectors, lexical, search, storage, sources, name)
         local.write_batches(batches, Path(path), manifest, total, ray, None if share is None else share.snapshot)
         return cls.load(path)
@@ -92,7 +91,7 @@ class Index:
         """Read corpus files (seed text, JSONL, CSV, Parquet) and build; skipped records land in ``.skipped``
         (``build.local.from_sources``: a bad line fails before the model loads; with ``ray=``, workers read
         the files and write the segments)."""
-        path = store.check_target(path, sources)
+        path = check_target(path, sources)
         skipped = local.from_sources(sources, path, fields, skip_invalid, **build)
         index = cls.load(path)
         index.skipped = skipped
@@ -102,7 +101,7 @@ class Index:
     def load(cls, path: str | Path, model: str | None = None, generation: int | None = None) -> Index:
         """Open an index folder at its newest generation (or ``generation``); a symlink is followed once, so
         writes reach the real folder. With ``model``, fail unless the index was built with that model."""
-        index = cls(open_folder(store.real_path(path), load_manifest), generation)
+        index = cls(open_folder(real_path(path), load_manifest), generation)
         if model is not None:
             from .embedding.embed import load_model, model_fingerprint
 
@@ -112,14 +111,11 @@ class Index:
     @classmethod
     def bundled(cls, path: str | Path | None = None, progress: bool = False) -> Index:
         """The bundled NeurIPS 2026 corpus, built on first use."""
-        path = Path(path) if path else store.default_home() / BUNDLED_NAME
-        if (path / store.MANIFEST).exists():
-            try:
-                index = cls.load(path)
-                if index.snapshot.manifest.package_version == store.package_version():
+        path = Path(path) if path else default_home() / BUNDLED_NAME
+        if (path / MANIFEST).exists():
+            with suppress(IndexStoreError):  # an older or damaged copy of package data is rebuilt (from the cache)
+                if (index := cls.load(path)).manifest.package_version == __version__:
                     return index
-            except store.IndexStoreError:
-                pass  # an older or damaged copy of package data: rebuild it (embeddings come from the cache)
         return cls.from_sources(bundled_sources(), path, progress=progress)
 
     def split(self, path: str | Path, shards: int) -> Index:
@@ -137,11 +133,6 @@ class Index:
     def generation(self) -> int:
         """The version read: a generation of an index, a cut of a cluster."""
         return self.snapshot.number
-
-    @property
-    def kind(self) -> str:
-        """``index`` or ``cluster``: what the folder holds."""
-        return self.folder.kind
 
     def has_newer(self) -> bool:
         """Whether a newer version than the one this ``Index`` reads has been committed."""
@@ -230,7 +221,7 @@ class Index:
     def info(self) -> dict[str, Any]:
         """Documents, model, segments, generation, size on disk and times."""
         return {"path": str(self.path), "name": self.name, **self.snapshot.summary(),
-                "size_bytes": store.size_on_disk(self.path)}
+                "size_bytes": size_on_disk(self.path)}
 
     def topics(self, settings: TopicSettings | None = None, ray: RaySettings | None = None, level: int = 0,
                refit: bool = False, **overrides: Any) -> TopicModel:

@@ -174,7 +174,7 @@ def compact(index: str = typer.Option(..., "--index", "-i"), no_wait: bool = NoW
                    err=True)
         return
     typer.echo(f"compacted {before} segment(s) into {len(idx.snapshot.segments)}; {idx.path} holds {len(idx)} "
-               f"documents ({'cut' if idx.kind == 'cluster' else 'generation'} {idx.generation})", err=True)
+               f"documents ({'cut' if idx.folder.kind == 'cluster' else 'generation'} {idx.generation})", err=True)
 
 
 @app.command()

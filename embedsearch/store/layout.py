@@ -26,7 +26,6 @@ from typing import Any
 
 from ..errors import CorruptIndexError, IndexStoreError, InputError
 from ..disk.durable import staged_folder
-from ..version import __version__
 from .shard_marker import refuse_shard
 
 FORMAT_VERSION = 2
@@ -37,10 +36,6 @@ DELETES = "deletes"
 LOCK = ".lock"
 EMBEDDINGS = "embeddings.npy"
 VECTORS = "vectors.faiss"
-
-
-def package_version() -> str:
-    return __version__
 
 
 def default_home() -> Path:

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import store
 from ..corpus import Document, check_unique
 from ..corpus.kinds import FieldKinds
 from ..engine.jobs import JobRunner
@@ -26,7 +25,7 @@ from .batches import Batch, admit, chunks, unique  # noqa: F401  (the writer's i
 from .check import problems
 from .compact import compaction, merge, plan
 from .generation import SegmentEntry
-from .layout import VECTORS
+from .layout import LOCK, SEGMENTS, VECTORS, atomic_folder
 from .lock import writer
 from .manifest import Manifest
 from .manifest import write as write_manifest
@@ -39,9 +38,9 @@ log = logging.getLogger(__name__)
 def new_index(path: Path, manifest: Manifest) -> Iterator[Path]:
     """A folder for a new index, published whole in place of ``path`` when the block (which writes its
     segments and first generation) succeeds; an index there is replaced only then. Both build paths use it."""
-    with store.atomic_folder(path) as tmp:
+    with atomic_folder(path) as tmp:
         write_manifest(tmp, manifest)
-        (tmp / store.LOCK).touch()
+        (tmp / LOCK).touch()
         yield tmp
 
 
@@ -115,7 +114,7 @@ def _append(root: Path, manifest: Manifest, documents: Sequence[Document], matri
             _maintain(root, manifest)
     except BaseException:
         if not _named(root, entry.name):
-            shutil.rmtree(root / store.SEGMENTS / entry.name, ignore_errors=True)
+            shutil.rmtree(root / SEGMENTS / entry.name, ignore_errors=True)
         raise
     return number
 
