@@ -44,7 +44,8 @@ print(json.dumps(out))
 
 
 def main() -> None:
-    from embedsearch import Document, Index, store
+    from embedsearch import Document, Index
+    from embedsearch.store.layout import size_on_disk
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1_000_000)
@@ -62,7 +63,7 @@ def main() -> None:
     build_rss = peak_rss_mb()
     del docs, vectors
     files = {p.name: p.stat().st_size for p in index.path.rglob("*") if p.is_file()}
-    total = store.size_on_disk(index.path)
+    total = size_on_disk(index.path)
     serve = subprocess.run([sys.executable, "-c", SERVE, str(index.path), QUERIES[0], json.dumps(QUERIES)],
                            check=True, capture_output=True, text=True)
     served = json.loads(serve.stdout.strip().splitlines()[-1])

@@ -4,7 +4,8 @@ import os
 import pytest
 from conftest import run_cli
 
-from embedsearch import Index, IndexStoreError, store
+from embedsearch import Index, IndexStoreError
+from embedsearch.store.layout import FORMAT_VERSION
 
 
 def test_a_moved_index_answers_the_same_in_a_fresh_process(bundled_index, tmp_path):
@@ -62,7 +63,7 @@ def test_not_an_index_and_newer_format(tmp_path, index_copy):
     with pytest.raises(IndexStoreError, match="no index here"):
         Index.load(tmp_path / "missing")
     manifest = json.loads((index_copy.path / "manifest.json").read_text())
-    manifest["format_version"] = store.FORMAT_VERSION + 1
+    manifest["format_version"] = FORMAT_VERSION + 1
     (index_copy.path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexStoreError, match="newer than this embedsearch reads.*upgrade"):
         Index.load(index_copy.path)

@@ -5,10 +5,10 @@ by the app and a search box that asks the API."""
 from __future__ import annotations
 
 import html
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
+from string import Template
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, Response
@@ -69,21 +69,7 @@ def files() -> APIRouter:
     return page
 
 
-PREPARING = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><meta http-equiv="refresh" content="10">
-<title>Topic map: being prepared · embedsearch</title><link rel="stylesheet" href="/static/style.css"></head>
-<body><main><h1>The topic map is being prepared</h1>
-<p role="status">Topics are being fitted for this index; on a few thousand papers that takes a minute or two.
-This page reloads itself every 10 seconds and shows the map when it is ready.</p>
-<p><a href="/">Search the papers meanwhile</a></p></main></body></html>"""
-
-FAILED = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><meta http-equiv="refresh" content="WAIT">
-<title>Topic map: not ready · embedsearch</title><link rel="stylesheet" href="/static/style.css"></head>
-<body><main><h1>The topic map is not ready</h1>
-<p role="alert">The last attempt to fit topics failed: WHY</p>
-<p>It is tried again in WAIT seconds; this page reloads itself then.</p>
-<p><a href="/">Search the papers meanwhile</a></p></main></body></html>"""
+WAITING = Template((Path(__file__).parent / "templates" / "map_waiting.html").read_text(encoding="utf-8"))
 
 
 def check_level(model, level: int):
@@ -107,10 +93,13 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
 
         if topics.enabled and topics.ready is None:
             if not topics.failure:
-                return HTMLResponse(PREPARING)
+                return HTMLResponse(WAITING.substitute(wait=10, state="being prepared", role="status", message=(
+                    "Topics are being fitted for this index; on a few thousand papers that takes a minute or two. "
+                    "This page reloads itself every 10 seconds and shows the map when it is ready.")))
             wait = topics.retry_in()
-            return HTMLResponse(FAILED.replace("WAIT", str(wait)).replace("WHY", html.escape(topics.failure)),
-                                503, {"Retry-After": str(wait)})
+            return HTMLResponse(WAITING.substitute(wait=wait, state="not ready", role="alert", message=(
+                f"The last attempt to fit topics failed: {html.escape(topics.failure)}</p>\n<p>It is tried again "
+                f"in {wait} seconds; this page reloads itself then.")), 503, {"Retry-After": str(wait)})
         ready = topics.require()
         model = check_level(ready.model, level)
         key = (ready.generation, level)
@@ -137,43 +126,8 @@ def time_field(fields: list[dict]) -> str | None:
 
 
 def over_time_panel(field: str, level: int) -> str:
-    """A button on the map that opens the topics' shares per period of ``field`` (``/topics/over-time``), drawn
-    with the page's plotly: the eight largest topics shown, the rest in the legend, keywords on hover."""
-    return _OVER_TIME.replace("FIELD_JSON", json.dumps(field)).replace("LEVEL", str(int(level)))
-
-
-_OVER_TIME = """
-<button id="over-time-open" type="button" style="position:fixed;right:12px;bottom:12px;z-index:9">Topics over time</button>
-<div id="over-time" role="dialog" aria-label="Topics over time" style="display:none;position:fixed;inset:4%;z-index:10;
- background:#fff;border:1px solid #bbb;box-shadow:0 4px 24px rgba(0,0,0,.25);padding:10px;flex-direction:column">
- <p style="margin:0 0 6px"><strong>Topics over time</strong> <span id="over-time-note"></span>
- <button id="over-time-close" type="button" style="float:right">Close</button></p>
- <div id="over-time-plot" style="flex:1;min-height:240px"></div>
-</div>
-<script>
-(function () {
-  const field = FIELD_JSON, box = document.getElementById("over-time"), note = document.getElementById("over-time-note");
-  document.getElementById("over-time-close").onclick = () => { box.style.display = "none"; };
-  document.getElementById("over-time-open").onclick = async () => {
-    box.style.display = "flex";
-    note.textContent = "share of each period's papers, by " + field;
-    try {
-      const response = await fetch(`/topics/over-time?field=${encodeURIComponent(field)}&level=LEVEL`);
-      const body = await response.json();
-      if (!response.ok) throw new Error(body.error || response.statusText);
-      const byTopic = new Map();
-      for (const r of body.rows) if (r.topic >= 0) byTopic.set(r.topic, [...(byTopic.get(r.topic) || []), r]);
-      const lines = [...byTopic.values()].sort((a, b) => b.reduce((s, r) => s + r.count, 0) - a.reduce((s, r) => s + r.count, 0));
-      const traces = lines.map((rows, i) => ({x: rows.map((r) => r.period), y: rows.map((r) => r.share), mode: "lines+markers",
-        name: `${rows[0].topic}: ${rows[0].label}`, visible: i < 8 ? true : "legendonly", hoverinfo: "text",
-        text: rows.map((r) => `${r.label}<br>${r.period}: ${r.count} papers (${Math.round(r.share * 100)}%)<br>${r.keywords.join(", ")}`)}));
-      Plotly.newPlot("over-time-plot", traces, {margin: {l: 50, r: 10, t: 10, b: 40}, yaxis: {tickformat: ".0%"},
-        xaxis: {title: {text: field}, type: "category"}, legend: {orientation: "h", y: -0.2}}, {responsive: true, displaylogo: false});
-    } catch (e) { note.textContent = "could not load the chart: " + e.message; }
-  };
-})();
-</script>
-"""
+    """The "Topics over time" button and chart (``static/over_time.js``) for ``field``, added to the served map."""
+    return f'<script src="/static/over_time.js" data-field="{html.escape(field)}" data-level="{int(level)}"></script>\n'
 
 
 def _documents(live: Live, ready):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+from string import Template
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,7 +19,6 @@ from ..errors import InputError
 from ..disk.durable import durable_file
 from ..store.docstore import DocumentStore
 from ..store.snapshot import LiveDocuments
-from .map_page import PAGE as _PAGE
 from .model import TopicModel
 
 WEBGL_ABOVE = 5000
@@ -57,8 +57,9 @@ def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore 
 def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, title: str,
                 level: int = 0, max_points: int = MAX_POINTS, plotly_src: str | None = None,
                 search_api: str | None = None) -> str:
-    """The map page. Served by ``embedsearch serve``, plotly comes from ``plotly_src`` and the search box
-    asks ``search_api`` (search by meaning, hits ringed); standalone, both are inside the page."""
+    """The map page (``map_page.html``: on a narrow screen the legend folds into the side panel; labels sit
+    inside the plot apart). Served by ``embedsearch serve``, plotly comes from ``plotly_src`` and the search box
+    asks ``search_api`` (search by meaning, hits ringed and listed); standalone, both are inside the page."""
     import plotly.graph_objects as go
     import plotly.io as pio
 
@@ -103,7 +104,8 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
     placeholder = "Search by meaning…" if search_api else "Search abstracts (id or words)…"
     links = ('<p id="links"><a id="to-search" href="/">← Search the papers</a></p>' if search_api else "")
     below = [float(coords[assigned == t.id][:, 1].min()) for t in topics]
-    return _PAGE.format(title=html.escape(title), counted=counted, plot=plot, placeholder=placeholder, links=links,
+    page = Template((Path(__file__).parent / "map_page.html").read_text(encoding="utf-8"))
+    return page.substitute(title=html.escape(title), counted=counted, plot=plot, placeholder=placeholder, links=links,
                         below=json.dumps(below),
                         api=json.dumps(search_api), docs=json.dumps(docs, ensure_ascii=False).replace("</", "<\\/"))
 
