@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from ..retrieval.dense import dense
-from ..store import cuts
+from ..store.folders import open_folder
+from ..store.manifest import read as read_manifest
 
 Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -18,7 +19,7 @@ Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 @lru_cache(maxsize=16)
 def open_snapshot(path: str, generation: int):
     """Version ``generation`` of the index or cluster at ``path``, opened once per worker."""
-    return cuts.open_snapshot(Path(path), generation)
+    return open_folder(Path(path), read_manifest).open(generation)
 
 
 def neighbour_edges(source, rows: np.ndarray, k: int, floor: float) -> Edges:

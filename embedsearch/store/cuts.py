@@ -117,13 +117,3 @@ def snapshot(root: Path, number: int | None = None) -> Snapshot:
     if len({p.manifest.model.fingerprint for p in parts.values()}) != 1:
         raise ModelMismatchError(f"{root}: its shards were built with different models; rebuild the cluster")
     return Snapshot.union(root, cut.number, parts, max(p.generation.committed_at for p in parts.values()))
-
-
-def open_snapshot(root: Path, number: int | None = None) -> Snapshot:
-    """Version ``number`` (newest by default) of an index folder or a cluster folder, whichever ``root`` holds."""
-    root = Path(root)
-    if is_cluster(root):
-        return snapshot(root, number)
-    from . import generation as gen
-
-    return Snapshot(root, read_manifest(root), gen.newest(root) if number is None else number)
