@@ -11,14 +11,16 @@ the page cache needs root; where that is refused the figures are warm and the ta
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from benchmarks.common import ROOT, save, stamp, table
+from benchmarks.common import ROOT, save, stamp, table, worktree
 from benchmarks.merge_memory_bench import drop_caches
 
 FIRST = r"""
@@ -51,23 +53,17 @@ def main() -> None:
     parser.add_argument("--before", help="also time the library of this commit (from a git worktree)")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    sides: dict[str, Path | None] = {"after": None}
-    work = Path("/tmp/cold-bench-before")
-    if args.before:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(work), args.before], check=True,
-                       capture_output=True)
-        sides = {"before": work, "after": None}
     cold = True
-    results: dict[str, dict[str, list[dict]]] = {side: {} for side in sides}
-    try:
+    with tempfile.TemporaryDirectory(prefix="cold-bench-") as work, contextlib.ExitStack() as stack:
+        sides: dict[str, Path | None] = {"after": None}
+        if args.before:
+            sides = {"before": stack.enter_context(worktree(args.before, Path(work) / "before")), "after": None}
+        results: dict[str, dict[str, list[dict]]] = {side: {} for side in sides}
         for mode in ("hybrid", "dense", "lexical"):
             for _ in range(args.runs):
                 for side, code_root in sides.items():
                     cold = drop_caches() and cold
                     results[side].setdefault(mode, []).append(once(args.index, mode, code_root))
-    finally:
-        if args.before:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work)], capture_output=True)
     rows = []
     for mode in ("hybrid", "dense", "lexical"):
         for side in sides:

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import ROOT, save, stamp, table
+from benchmarks.common import ROOT, save, stamp, table, worktree
 
 BUILD = r"""
 import json, sys, time
@@ -106,18 +106,16 @@ def step(code: str, *args: str, code_root: Path | None = None) -> dict:
 def before(rev: str, built: Path, work: Path) -> dict:
     """``compact`` of a copy by the code of commit ``rev``, told to build the IVF kind the streamed merge keeps
     (left to choose, it would build an HNSW graph of every row)."""
-    code, index = work / "before-code", work / "before-idx"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(code), rev], check=True,
-                   capture_output=True)
-    try:
-        shutil.copytree(built, index)
-        manifest = json.loads((index / "manifest.json").read_text())
-        manifest["index"]["settings"]["index_type"] = "ivfpq"
-        (index / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        return {f"before_{k}": v for k, v in step(COMPACT, str(index), code_root=code).items()}
-    finally:
-        shutil.rmtree(index, ignore_errors=True)
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(code)], capture_output=True)
+    index = work / "before-idx"
+    with worktree(rev, work / "before-code") as code:
+        try:
+            shutil.copytree(built, index)
+            manifest = json.loads((index / "manifest.json").read_text())
+            manifest["index"]["settings"]["index_type"] = "ivfpq"
+            (index / "manifest.json").write_text(json.dumps(manifest, indent=1))
+            return {f"before_{k}": v for k, v in step(COMPACT, str(index), code_root=code).items()}
+        finally:
+            shutil.rmtree(index, ignore_errors=True)
 
 
 def drop_caches() -> bool:

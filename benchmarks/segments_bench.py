@@ -12,6 +12,7 @@ so latencies are real but rankings are not meaningful.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -22,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ROOT, clustered_vectors, peak_rss_mb, save, sentence_pool, table
+from benchmarks.common import ROOT, clustered_vectors, peak_rss_mb, save, sentence_pool, table, worktree
 
 QUERIES = ["gene expression in tumour cells", "vaccination reduces mortality in children",
            "insulin resistance and obesity", "antibiotic resistance mechanisms in bacteria",
@@ -96,21 +97,12 @@ def model_entry() -> dict:
 
 def run(mode: str, n: int, before: str | None = None) -> dict:
     """One size in a fresh process: ``after`` with this checkout, ``before`` with commit ``before``."""
-    with tempfile.TemporaryDirectory(prefix=f"segments-{mode}-") as work:
+    with tempfile.TemporaryDirectory(prefix=f"segments-{mode}-") as work, contextlib.ExitStack() as stack:
         env = os.environ.copy()
-        code_root = str(ROOT)
         if mode == "before":
-            code_root = str(Path(work) / "before")
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", code_root, before], check=True,
-                           capture_output=True)
-            env["PYTHONPATH"] = code_root
-        try:
-            done = subprocess.run([sys.executable, "-c", RUN, str(ROOT), str(n), work, mode, json.dumps(QUERIES)],
-                                  capture_output=True, text=True, env=env, cwd=work)
-        finally:
-            if mode == "before":
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", code_root],
-                               capture_output=True)
+            env["PYTHONPATH"] = str(stack.enter_context(worktree(before, Path(work) / "before")))
+        done = subprocess.run([sys.executable, "-c", RUN, str(ROOT), str(n), work, mode, json.dumps(QUERIES)],
+                              capture_output=True, text=True, env=env, cwd=work)
         if done.returncode != 0:
             raise SystemExit(done.stderr[-3000:])
         return json.loads(done.stdout.strip().splitlines()[-1])

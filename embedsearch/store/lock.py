@@ -36,13 +36,9 @@ def _describe(owner: dict) -> str:
     return f"pid {owner.get('pid')} on {owner.get('host')} ({owner.get('action', 'a write')} since {owner.get('since')})"
 
 
-def _say(message: str) -> None:
-    log.info(message)
-
-
 @contextmanager
 def writer(root: Path, action: str, wait: bool | float = True, timeout: float | None = None,
-           notify: Callable[[str], None] = _say) -> Iterator[None]:
+           notify: Callable[[str], None] = log.info) -> Iterator[None]:
     """Hold the index's writer lock for the block; wait for another writer (saying so through ``notify``),
     with ``wait=False`` fail at once naming the holder, with a number wait at most that many seconds."""
     from filelock import FileLock, Timeout
