@@ -1,11 +1,12 @@
 """Issue #32's line budget: the lines of ``embedsearch/**/*.py`` per package, and who wrote them.
 
-The issue counts apart the features of the issues open beside it: reviewers, topics over time and the record
-edge's field kinds in their own modules (listed in ``APART``), and, by ``git blame``, the lines that the record edge (#36, the field contract)
-and the page's second round (#35) wrote into shared modules, where those changes to existing behaviour belong.
-Every other line counts against the budget: the code before the issue was filed and all of the one-engine
-work. Blame credits a line to the last commit that changed it (``-w -M -C``: not for whitespace or a move), so
-a feature line the engine work later touched counts against the budget.
+The issue counts apart the features of the issues open beside it. Reviewers, topics over time and the record
+edge's field kinds are in their own modules (``APART``). The lines that the record edge (#36, the field
+contract) and the page's second round (#35) wrote into shared modules, where those changes to existing
+behaviour belong, are found by ``git blame``. Every other line counts against the budget: the code before the
+issue was filed and all of the one-engine work. Blame credits a line to the last commit that changed it
+(``-w -M -C``: not for whitespace or a move), so a feature line the engine work later touched counts against
+the budget.
 
     python -m benchmarks.line_budget [--rev HEAD]
 """
