@@ -57,9 +57,9 @@ def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore 
 def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, title: str,
                 level: int = 0, max_points: int = MAX_POINTS, plotly_src: str | None = None,
                 search_api: str | None = None) -> str:
-    """The map page (``map_page.html``: on a narrow screen the legend folds into the side panel; labels sit
-    inside the plot apart). Served by ``embedsearch serve``, plotly comes from ``plotly_src`` and the search box
-    asks ``search_api`` (search by meaning, hits ringed and listed); standalone, both are inside the page."""
+    """The map page (``map_page.html``, a ``string.Template``: ``$$`` for a dollar sign). Served by ``embedsearch
+    serve``, plotly comes from ``plotly_src`` and the search box asks ``search_api`` (search by meaning, hits
+    ringed and listed); standalone, both are inside the page."""
     import plotly.graph_objects as go
     import plotly.io as pio
 
