@@ -1,7 +1,9 @@
 """Near-duplicate detection: candidates from the vector index, lexical evidence, verdicts, groups."""
 
+from __future__ import annotations
+
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
@@ -13,6 +15,9 @@ from . import candidates
 from .pending import Pending
 from .report import Candidate, DuplicateGroup, DuplicatePair, DuplicateReport
 from .settings import DedupSettings
+
+if TYPE_CHECKING:
+    from ..store.folders import ClusterFolder, IndexFolder
 
 
 def find_duplicates(snapshot: Snapshot, settings: DedupSettings = DedupSettings(), map_jobs: JobRunner = local_map,
@@ -46,8 +51,8 @@ def screen(documents: Sequence[Document], embeddings: np.ndarray, reference: Sna
     return report, decide(report, ids, on_duplicate)
 
 
-def append_checked(folder: Any, documents: Sequence[Document], embeddings: np.ndarray, settings: DedupSettings,
-                   on_duplicate: str, wait: bool | float) -> DuplicateReport:
+def append_checked(folder: IndexFolder | ClusterFolder, documents: Sequence[Document], embeddings: np.ndarray,
+                   settings: DedupSettings, on_duplicate: OnDuplicate, wait: bool | float) -> DuplicateReport:
     """Append to ``folder`` (an index's or a cluster's) what ``screen`` lets in, judged under the writer lock
     against the very version the documents join, so two checked adds never both let one duplicate in."""
     reports: list[DuplicateReport] = []

@@ -93,13 +93,15 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
 
         if topics.enabled and topics.ready is None:
             if not topics.failure:
-                return HTMLResponse(WAITING.substitute(wait=10, state="being prepared", role="status", message=(
-                    "Topics are being fitted for this index; on a few thousand papers that takes a minute or two. "
-                    "This page reloads itself every 10 seconds and shows the map when it is ready.")))
+                return HTMLResponse(WAITING.substitute(
+                    wait=10, state="being prepared", role="status", message="Topics are being fitted for this index; "
+                    "on a few thousand papers that takes a minute or two.", then="This page reloads itself every 10 "
+                    "seconds and shows the map when it is ready."))
             wait = topics.retry_in()
-            return HTMLResponse(WAITING.substitute(wait=wait, state="not ready", role="alert", message=(
-                f"The last attempt to fit topics failed: {html.escape(topics.failure)}</p>\n<p>It is tried again "
-                f"in {wait} seconds; this page reloads itself then.")), 503, {"Retry-After": str(wait)})
+            return HTMLResponse(WAITING.substitute(
+                wait=wait, state="not ready", role="alert", message="The last attempt to fit topics failed: "
+                f"{html.escape(topics.failure)}", then=f"It is tried again in {wait} seconds; this page reloads "
+                "itself then."), 503, {"Retry-After": str(wait)})
         ready = topics.require()
         model = check_level(ready.model, level)
         key = (ready.generation, level)
