@@ -4,6 +4,7 @@ or a cluster of shards. It reads one version (a generation, or a cluster's cut),
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from dataclasses import replace
@@ -13,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .build import local
-from .build.embedding import embed_new
+from .build.writes import Writes
 from .build.manifest import load_manifest, new_manifest
 from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique
 from .embedding.embed import check_fingerprint
 from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
 from .engine.distributed import job_map
-from .errors import IndexStoreError, InputError, UnknownIdError
+from .errors import IndexStoreError, UnknownIdError
 from .retrieval import filters as flt
 from .retrieval.parts import Fanout
 from .retrieval.search import Answer, check_query
@@ -29,18 +30,18 @@ from .store.layout import MANIFEST, check_target, default_home, real_path, size_
 from .store.folders import ClusterFolder, IndexFolder, open_folder
 from .store.manifest import Manifest
 from .store.settings import LexicalSettings, StoreSettings, VectorSettings
-from .store.shard_marker import refuse_shard
+from .store.sources import recorded
 from .version import __version__
 
 if TYPE_CHECKING:
-    from .dedup import DedupSettings, DuplicateReport, OnDuplicate
+    from .dedup import DedupSettings, DuplicateReport
     from .engine.settings import RaySettings
     from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"
 
 
-class Index:
+class Index(Writes):
     """A searchable corpus on disk, one index or a cluster of shards. Use ``Index.build``, ``Index.from_sources``,
     ``Index.load``, ``Index.bundled`` or ``split``."""
 
@@ -150,6 +151,11 @@ class Index:
         return self.snapshot.manifest
 
     @property
+    def sources(self) -> list[str]:
+        """Every file this index's content came from, resolved: the build's and each ``add``'s."""
+        return [*(self.manifest.source_paths or map(os.path.realpath, self.manifest.sources)), *recorded(self.path)]
+
+    @property
     def documents(self):
         return self.snapshot.documents
 
@@ -251,47 +257,3 @@ class Index:
         check_unique(documents)
         embeddings = self.encode([d.embed_text for d in documents])
         return screen(documents, embeddings, self.snapshot, replace(settings or DedupSettings(), **overrides), "add")[0]
-
-    def add(self, documents: Iterable[Document], progress: bool = False, wait: bool | float = True,
-            encoder: Any = None) -> Index:
-        """Append documents as a new segment (in a cluster: each to the shard its id routes to), embedding only
-        them (``embed_new``, through ``encoder`` when given and made by this index's model); ids live in
-        the index are an error."""
-        documents = list(documents)
-        refuse_shard(self.path)  # before the embedding, which the lock would only refuse after
-        return self.add_embedded(documents, embed_new(self.refresh().snapshot, documents, progress, encoder),
-                                 wait)
-
-    def add_checked(self, documents: Iterable[Document], on_duplicate: OnDuplicate = "refuse",
-                    settings: DedupSettings | None = None, progress: bool = False, wait: bool | float = True,
-                    encoder: Any = None) -> DuplicateReport:
-        """``add``, each new abstract first judged against the index (as ``check_duplicates``): a duplicate
-        refuses the whole add (``DuplicateError``, nothing written), is skipped, or is added anyway
-        (``on_duplicate``: refuse, skip, add). The report says which abstract duplicates which."""
-        from .dedup import DedupSettings, append_checked
-
-        documents = list(documents)
-        refuse_shard(self.path)
-        embeddings = embed_new(self.refresh().snapshot, documents, progress, encoder)
-        report = append_checked(self.folder, documents, embeddings, settings or DedupSettings(), on_duplicate, wait)
-        self.refresh()
-        return report
-
-    def add_embedded(self, documents: Sequence[Document], embeddings: np.ndarray, wait: bool | float = True) -> Index:
-        """Append documents whose vectors were made with this index's model (``add`` without embedding)."""
-        documents, embeddings = list(documents), np.asarray(embeddings, dtype=np.float32)
-        if embeddings.ndim != 2 or len(embeddings) != len(documents):
-            raise InputError(f"{len(documents)} documents need {len(documents)} vectors, got an array of shape "
-                             f"{embeddings.shape}; nothing was added")
-        self.folder.append(documents, embeddings, wait)
-        return self.refresh()
-
-    def remove(self, ids: Iterable[str], wait: bool | float = True) -> Index:
-        """Mark documents deleted by id (nothing is rewritten or re-embedded); unknown ids are an error."""
-        self.folder.delete(list(dict.fromkeys(ids)), wait)
-        return self.refresh()
-
-    def compact(self, wait: bool | float = True) -> Index:
-        """Merge every segment (of each shard) into one and drop deleted rows (merges also happen by themselves)."""
-        self.folder.compact(wait)
-        return self.refresh()

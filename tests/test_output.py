@@ -8,7 +8,7 @@ import pytest
 from conftest import run_cli
 from test_bad_input import one_error_line, tree_hash, write_jsonl
 
-from embedsearch import InputError
+from embedsearch import Index, InputError
 from embedsearch.cli.output import check_output
 from embedsearch.disk.durable import durable_file as output_file
 
@@ -78,3 +78,17 @@ def test_check_output_follows_links_to_what_they_name(corpus_index, tmp_path):
     with pytest.raises(InputError, match="inside the index folder"):
         check_output(link, "--csv", force=True)
     assert check_output(Path(tmp_path / "new.csv"), "--csv") == (tmp_path / "new.csv").resolve()
+
+
+@pytest.mark.parametrize("command", [["dedup", "--csv"], ["dedup", "--write-kept"], ["map", "--out"]])
+def test_outputs_never_overwrite_a_file_given_to_add(corpus_index, tmp_path, command):
+    _, index = corpus_index
+    (tmp_path / "extra").mkdir()
+    extra = write_jsonl(tmp_path / "extra" / "more.jsonl",
+                        [{"id": "n1", "text": "Graph networks for protein structure prediction from sequences."}])
+    run_cli("add", str(extra), "--index", str(index), check=True)
+    assert str(extra.resolve()) in Index.load(index).sources
+    before = extra.read_bytes()
+    one_error_line(run_cli(*command[:1], "--index", str(index), command[1], str(extra), "--force"), 2,
+                   "read by `add`")
+    assert extra.read_bytes() == before

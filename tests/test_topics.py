@@ -226,3 +226,32 @@ def test_a_fit_works_after_ray_replaced_print(latent_topics, tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "idx")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout) >= 2
+
+
+def _flip(file) -> None:
+    """One byte changed where the file still parses: a label's letter in model.json, the last number's low
+    byte in an .npy."""
+    data = bytearray(file.read_bytes())
+    at = data.index(b'"label": "') + len(b'"label": "') if file.suffix == ".json" else len(data) - 1
+    data[at] ^= 1
+    file.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name", ["model.json", "coordinates.npy", "centroids-0.npy", "centroids-1.npy"])
+def test_a_flipped_byte_in_saved_topics_is_named_by_check_and_fitted_again(model, index_copy, name, caplog):
+    folder = next(p for p in (index_copy.path / "topics").iterdir() if (p / "model.json").exists())
+    _flip(folder / name)
+    assert any(str(folder / name) in p for p in index_copy.check(deep=True))
+    with caplog.at_level("WARNING", logger="embedsearch.topics"):
+        again = Index.load(index_copy.path).topics()
+    assert any(name in r.getMessage() and "fitting again" in r.getMessage() for r in caplog.records)
+    assert again.to_json() == model.to_json()
+    np.testing.assert_array_equal(again.coordinates, model.coordinates)
+    assert index_copy.check(deep=True) == []
+
+
+def test_check_exits_3_naming_a_damaged_topic_file(model, index_copy):
+    folder = next(p for p in (index_copy.path / "topics").iterdir() if (p / "model.json").exists())
+    _flip(folder / "coordinates.npy")
+    result = run_cli("check", "--index", str(index_copy.path))
+    assert result.returncode == 3 and "coordinates.npy" in result.stdout + result.stderr, result.stderr

@@ -29,8 +29,8 @@ def index_sources(*indexes_or_files) -> list[str]:
     for item in indexes_or_files:
         if item is None:
             continue
-        if hasattr(item, "manifest"):
-            found += [str(s) for s in item.manifest.source_paths or item.manifest.sources]
+        if hasattr(item, "sources"):
+            found += item.sources
         elif Path(item).is_file():
             found.append(str(item))
     return found

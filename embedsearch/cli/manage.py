@@ -95,11 +95,11 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
         result.skipped.extend(Problem(d.id, "id already in the index") for d in clashes)
     _report_skipped(result.skipped)
     if not check_duplicates:
-        idx.add(docs, progress=True, wait=not no_wait)
+        idx.add(docs, progress=True, wait=not no_wait, sources=sources)
         typer.echo(f"added {len(docs)} documents; {idx.path} now holds {len(idx)}", err=True)
         return
     try:
-        report = idx.add_checked(docs, on_duplicate, progress=True, wait=not no_wait)
+        report = idx.add_checked(docs, on_duplicate, progress=True, wait=not no_wait, sources=sources)
     except DuplicateError as exc:
         print_report(exc.report, as_json, "", against=True)
         raise

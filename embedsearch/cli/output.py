@@ -15,7 +15,7 @@ from ..store.layout import is_index
 
 def check_output(path: str | Path, option: str, sources: Sequence[str | Path] = (), force: bool = False) -> Path:
     """The real path an output may be written to, checked before any work is done; ``sources`` are the
-    files the indexes in use were built from."""
+    files the indexes in use came from (``Index.sources``: their builds' and every ``add``'s)."""
     given = Path(path)
     real = Path(os.path.realpath(given.expanduser()))
     if real.is_dir():
@@ -26,7 +26,7 @@ def check_output(path: str | Path, option: str, sources: Sequence[str | Path] = 
         if is_index(folder):
             raise InputError(f"{option} {given} is inside the index folder {folder}; write it somewhere else")
     if any(Path(os.path.realpath(s)) == real for s in sources):
-        raise InputError(f"{option} {given} is a file an index was built from; name another file")
+        raise InputError(f"{option} {given} is a file an index was built from or read by `add`; name another file")
     if real.exists() and not force:
         raise InputError(f"{option} {given} already exists; name a new file, or pass --force to replace it")
     return real

@@ -7,7 +7,8 @@ An index folder (format 2)::
     generations/N.json       generation N: its segments, their deletion files, the live count
     segments/NAME/           one immutable segment: documents, embeddings, FAISS, BM25 postings, metadata
     deletes/NAME.N.npy       the rows of segment NAME deleted as of generation N
-    topics/                  fitted topic results, keyed by corpus version and settings
+    topics/                  fitted topic results, keyed by corpus version and settings, with their checksums
+    sources/                 the files each `add` read, resolved (outputs may never overwrite them)
     .lock                    the writer lock
     shard.json               in a shard of a cluster: written only through the cluster (``shard_marker``)
 """
@@ -88,7 +89,8 @@ def check_target(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
     return target
 
 
-TOP_LEVEL = {MANIFEST, LOCK, "shard.json", GENERATIONS, SEGMENTS, DELETES, "topics"}
+FOLDERS = (GENERATIONS, SEGMENTS, DELETES, "topics", "sources")
+TOP_LEVEL = {MANIFEST, LOCK, "shard.json", *FOLDERS}
 _GENERATION = re.compile(r"^(\d+|latest)\.json$")
 _DELETES = re.compile(r"^[^.].*\.\d+\.npy$")
 _TEMPORARY = re.compile(r"^\..+\.(tmp|old)-")
@@ -102,7 +104,7 @@ def foreign_files(root: Path) -> list[str]:
     for item in sorted(root.iterdir()):
         if _TEMPORARY.match(item.name):
             continue
-        if item.name not in TOP_LEVEL or (item.is_dir() != (item.name in (GENERATIONS, SEGMENTS, DELETES, "topics"))):
+        if item.name not in TOP_LEVEL or (item.is_dir() != (item.name in FOLDERS)):
             found.append(item.name)
         elif item.name in (GENERATIONS, DELETES):
             pattern = _GENERATION if item.name == GENERATIONS else _DELETES

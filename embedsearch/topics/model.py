@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from dataclasses import asdict
 from pathlib import Path
@@ -16,7 +17,7 @@ import numpy as np
 
 from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError, EmbedsearchError, InputError
-from ..disk.durable import staged_folder
+from ..disk.durable import file_records, sha256, staged_folder
 from ..store.snapshot import Snapshot
 from . import umap_hdbscan as cl
 from .assemble import Corpus, assemble, enough
@@ -26,8 +27,10 @@ from .results import Topic, TopicModel
 from .sample import fit_and_assign
 
 FOLDER = "topics"
-FORMAT = 4  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus;
-#            4: labels chosen by meaning)
+FORMAT = 5  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus;
+#            4: labels chosen by meaning; 5: checksums.json)
+CHECKSUMS = "checksums.json"
+log = logging.getLogger("embedsearch.topics")
 
 
 def fit(snapshot: Snapshot, settings: cl.TopicSettings = cl.TopicSettings(), map_jobs: JobRunner = local_map,
@@ -48,7 +51,8 @@ def fit(snapshot: Snapshot, settings: cl.TopicSettings = cl.TopicSettings(), map
             model = load(folder)
             model.topics(level)
             return model
-        except CorruptIndexError:
+        except CorruptIndexError as exc:
+            log.warning("%s; fitting again", exc)
             shutil.rmtree(folder, ignore_errors=True)
     base = None if refit else latest(snapshot.path / FOLDER, settings)
     model = extend(base, snapshot) if base is not None else None
@@ -100,8 +104,8 @@ def latest(root: Path, settings: cl.TopicSettings) -> TopicModel | None:
     for _, folder in _saved(root, settings):
         try:
             return load(folder)
-        except CorruptIndexError:
-            continue
+        except CorruptIndexError as exc:
+            log.warning("%s; not carried over", exc)
     return None
 
 
@@ -131,15 +135,38 @@ def save(model: TopicModel, folder: Path) -> None:
         np.save(tmp / "coordinates.npy", model.coordinates)
         for depth, centre in enumerate(model.centroids):
             np.save(tmp / f"centroids-{depth}.npy", centre)
+        (tmp / CHECKSUMS).write_text(json.dumps(file_records(tmp), indent=1))
+
+
+def _verify(folder: Path) -> dict:
+    """Every saved file against the size and SHA-256 recorded when it was written (as a segment's are)."""
+    try:
+        records = json.loads((folder / CHECKSUMS).read_text())
+    except (OSError, ValueError) as exc:
+        raise CorruptIndexError(f"{folder / CHECKSUMS}: unreadable ({type(exc).__name__}); these topic results are "
+                                "fitted again by the next `embedsearch topics`") from exc
+    if not isinstance(records, dict):
+        raise CorruptIndexError(f"{folder / CHECKSUMS}: not a record of files; these topic results are fitted again "
+                                "by the next `embedsearch topics`")
+    for name in sorted({"model.json", "coordinates.npy", *records}):
+        record, file = records.get(name), folder / name
+        if not isinstance(record, dict) or not file.is_file() or file.stat().st_size != record.get("bytes") or \
+                sha256(file) != record.get("sha256"):
+            raise CorruptIndexError(f"{file}: does not match the checksum {CHECKSUMS} recorded; these topic results "
+                                    "are fitted again by the next `embedsearch topics`")
+    return records
 
 
 def load(folder: Path) -> TopicModel:
     """Saved topic results, or a one-line ``CorruptIndexError`` naming the damaged folder."""
+    records = _verify(folder)
     try:
         payload = json.loads((folder / "model.json").read_text())
         levels = tuple(tuple(Topic(t["id"], t["label"], t["size"], tuple(t["keywords"]),
                                    tuple(t["representatives"]), tuple(t["members"]), t["parent"]) for t in level)
                        for level in payload["levels"])
+        if any(f"centroids-{d}.npy" not in records for d in range(len(levels))):
+            raise KeyError("centroids")
         centres = tuple(np.load(folder / f"centroids-{d}.npy") for d in range(len(levels)))
         model = TopicModel(levels, tuple(tuple(a) for a in payload["assignments"]), tuple(payload["ids"]),
                            tuple(payload["attached"]), payload["settings"], np.load(folder / "coordinates.npy"),
