@@ -7,6 +7,27 @@ Heavy libraries load inside the commands that need them so that ``search`` start
 from . import explore, manage, reviewers, search, serve
 from .app import app
 
+# The help lists commands in the order a newcomer needs them, each group under its heading.
+PANELS = {
+    "Build and search": ("build", "search", "similar", "info", "eval"),
+    "Maintenance": ("add", "remove", "compact", "check", "shard", "upgrade", "cache"),
+    "Topics": ("topics", "map"),
+    "Duplicates": ("dedup",),
+    "Reviewers": ("affinity", "assign"),
+    "Serve": ("serve",),
+}
+_ORDER = [name for names in PANELS.values() for name in names]
+_PANEL = {name: panel for panel, names in PANELS.items() for name in names}
+
+
+def _name(info) -> str:
+    return info.name or info.callback.__name__.replace("_", "-")
+
+
+app.registered_commands.sort(key=lambda info: _ORDER.index(_name(info)) if _name(info) in _ORDER else len(_ORDER))
+for _info in app.registered_commands:
+    _info.rich_help_panel = _PANEL.get(_name(_info), "Other")
+
 
 def main() -> None:
     """Run the command; a usage mistake (unknown option, value out of range) is one line on stderr,

@@ -13,7 +13,9 @@ import typer
 
 from ..errors import EmbedsearchError, InputError
 
+# Help is Markdown (never rich's markup, which would read ``[ray]`` in an install hint as a style and drop it).
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode="markdown",
                   help="Find related papers, topic maps and near-duplicates in a corpus of abstracts.")
 
 IndexOpt = typer.Option(None, "--index", "-i", help="Index folder (default: the bundled NeurIPS 2026 corpus).")

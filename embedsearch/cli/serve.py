@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ..serve.settings import ClusterSettings, ServeSettings
-from .app import EngineOpt, IndexOpt, RayAddressOpt, app, friendly, ray_settings
+from .app import IndexOpt, RayAddressOpt, app, friendly, ray_settings
 
 _DEFAULT = ServeSettings()
 _RAY = ClusterSettings()
@@ -30,15 +30,17 @@ def serve(index: str | None = IndexOpt,
           reviewers: Path | None = typer.Option(None, "--reviewers",
                                                 help="Reviewers' archives or publications: adds /reviewers/for and "
                                                      "who could review each paper on its page."),
-          engine: str = EngineOpt, ray_address: str | None = RayAddressOpt,
+          engine: str = typer.Option("local", "--engine",
+                                     help="local, or ray: Ray Serve (pip install 'embedsearch[cluster]')."),
+          ray_address: str | None = RayAddressOpt,
           replicas: int = typer.Option(_RAY.replicas, "--replicas", min=1, help="With --engine ray: replicas per shard."),
           cpus: float = typer.Option(_RAY.cpus, "--cpus", min=0, help="With --engine ray: CPUs Ray reserves per replica."),
           shard_timeout: float = typer.Option(_RAY.shard_timeout_s, "--shard-timeout", min=0.1,
                                               help="With --engine ray: seconds before a shard that does not answer "
                                                    "is named missing in a partial answer.")) -> None:
     """Serve an index or a cluster over HTTP: JSON API (docs at /docs), a search page at / and the topic map at
-    /map. A cluster is served in this process by default, and on Ray Serve with ``--engine ray`` (a
-    deployment per shard with replicas)."""
+    /map. A cluster is served in this process by default, and on Ray Serve with `--engine ray` (a
+    deployment per shard with replicas). Needs pip install 'embedsearch[serve]'."""
     from ..errors import require
 
     require("fastapi", "serve")
