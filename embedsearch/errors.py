@@ -58,6 +58,10 @@ class ModelMismatchError(EmbedsearchError):
     """Vectors from two different embedding models would be mixed."""
 
 
+class ServiceError(EmbedsearchError):
+    """A service could not start as asked (Ray cannot place its replicas); the message says what to change."""
+
+
 class MissingDependencyError(EmbedsearchError):
     """An optional dependency is not installed; the message carries the install hint."""
 

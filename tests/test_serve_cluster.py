@@ -45,11 +45,10 @@ def served(single, tmp_path_factory):
     port = free_port()
     log = (folder / "serve.log").open("w")
     server = subprocess.Popen([sys.executable, "-m", "embedsearch", "serve", "--index", str(cluster.path), "--engine", "ray",
-                               "--port", str(port), "--replicas", "2", "--cpus", "0.25", "--shard-timeout", "3",
-                               "--writable"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                              env={**{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},  # not this worker's Ray
-                                   "EMBEDSEARCH_TOKEN": TOKEN})
-    SERVER["session"] = server.pid  # start_new_session: the server leads a session of its own
+                               "--port", str(port), "--shard-timeout", "3", "--writable"],  # default replicas and CPUs
+                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                              env={**two_cpus(), "EMBEDSEARCH_TOKEN": TOKEN})
+    SERVER["session"], SERVER["log"] = server.pid, folder / "serve.log"  # the server leads a session of its own
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             deadline = time.time() + 360
@@ -72,6 +71,11 @@ def served(single, tmp_path_factory):
         log.close()
 
 
+def two_cpus() -> dict[str, str]:
+    """The environment of a server whose own local Ray has 2 CPUs, whatever this machine has (not this worker's Ray)."""
+    return {**{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}, "RAY_OVERRIDE_RESOURCES": '{"CPU": 2}'}
+
+
 def ready(client: httpx.Client) -> bool:
     """The ingress answers and both replicas of each shard are up."""
     try:
@@ -81,7 +85,7 @@ def ready(client: httpx.Client) -> bool:
         return False
 
 
-SERVER = {"session": -1}  # the server process's session: its Ray's processes, and no one else's
+SERVER: dict = {"session": -1}  # the server process's session: its Ray's processes, and no one else's
 
 
 def session_pids(marker: bytes = b"") -> list[int]:
@@ -112,6 +116,31 @@ class Answer:
 
         self.hits = [Hit(h["rank"], h["id"], h["score"], h["title"], h["text"], h["metadata"], h["cosine"], h["bm25"],
                          h["match"]) for h in payload["hits"]]
+
+
+def test_the_defaults_on_two_cpus_fit_themselves_and_say_so(served):
+    """2 shards x 2 replicas + the ingress at 1 CPU each would wait forever on 2 CPUs: each reserves 0.4."""
+    deadline = time.time() + 30  # the line follows Ray Serve's own word that the application runs
+    while "5 replicas at 0.4 CPU each" not in (said := SERVER["log"].read_text()) and time.time() < deadline:
+        time.sleep(0.5)
+    assert "Ray has 2 CPUs" in said and "each reserves 0.4 CPU" in said, said[-2000:]
+    assert "serving" in said and "5 replicas at 0.4 CPU each" in said, said[-2000:]
+
+
+@pytest.mark.parametrize("flags, phrases", [
+    (["--cpus", "1"], ["need 5 CPUs", "has 2", "--cpus 0.4 or less", "--replicas"]),
+    (["--start-timeout", "0.5"], ["not running after 0.5 s", "shard-000", "--start-timeout"]),
+])
+def test_a_reservation_that_cannot_fit_or_never_runs_ends_the_server_exit_2(served, flags, phrases):
+    _, cluster = served
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "embedsearch", "serve", "--index", str(cluster.path), "--engine",
+                             "ray", "--port", str(free_port()), *flags], capture_output=True, text=True,
+                            env=two_cpus(), timeout=240, start_new_session=True)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert result.returncode == 2 and len(errors) == 1, result.stderr[-3000:]
+    assert all(p in errors[0] for p in phrases), errors[0]
+    assert time.monotonic() - started < 120
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])

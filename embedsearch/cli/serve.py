@@ -34,7 +34,12 @@ def serve(index: str | None = IndexOpt,
                                      help="local, or ray: Ray Serve (pip install 'embedsearch[cluster]')."),
           ray_address: str | None = RayAddressOpt,
           replicas: int = typer.Option(_RAY.replicas, "--replicas", min=1, help="With --engine ray: replicas per shard."),
-          cpus: float = typer.Option(_RAY.cpus, "--cpus", min=0, help="With --engine ray: CPUs Ray reserves per replica."),
+          cpus: float | None = typer.Option(None, "--cpus", min=0,
+                                            help="With --engine ray: CPUs Ray reserves per replica (default: 1, or "
+                                                 "an equal share when the Ray cluster has fewer; said at start)."),
+          start_timeout: float = typer.Option(_RAY.start_timeout_s, "--start-timeout", min=0.1,
+                                              help="With --engine ray: seconds the deployments may take to come "
+                                                   "up before the service ends, naming the ones not running."),
           shard_timeout: float = typer.Option(_RAY.shard_timeout_s, "--shard-timeout", min=0.1,
                                               help="With --engine ray: seconds before a shard that does not answer "
                                                    "is named missing in a partial answer.")) -> None:
@@ -64,8 +69,9 @@ def serve(index: str | None = IndexOpt,
                              "use --replicas")
         from ..serve.cluster import run_on_ray
 
-        run_on_ray(path, ClusterSettings(replicas=replicas, cpus=cpus, shard_timeout_s=shard_timeout,
-                                         writable=writable), token, host, port, ray_address)
+        cluster = ClusterSettings(replicas=replicas, cpus=cpus, start_timeout_s=start_timeout,
+                                  shard_timeout_s=shard_timeout, writable=writable)
+        run_on_ray(path, cluster, token, host, port, ray_address)
         return
     settings = ServeSettings(host=host, port=port, workers=workers, writable=writable, topics=topics, topics_retry_seconds=topics_retry,
                              reviewers=str(reviewers.resolve()) if reviewers else "")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import os
 import time
+from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,10 @@ from ..index import Index
 from ..retrieval import parts
 from ..store import cuts
 from ..store.snapshot import Snapshot
+from .ray_fit import reserve, wait_until_running
 from .settings import ClusterSettings, ServeSettings
+
+APP = "embedsearch"
 
 log = logging.getLogger("embedsearch.serve")
 
@@ -87,12 +92,14 @@ class RayParts:
 
 def application(root: str | Path, settings: ClusterSettings = ClusterSettings(), token: str | None = None):
     """The Ray Serve application of the cluster at ``root``: ``serve.run(application(root))`` serves it
-    (writes only with ``settings.writable`` and the bearer ``token``)."""
+    (writes only with ``settings.writable`` and the bearer ``token``; ``settings.cpus`` None reserves 1 CPU a
+    replica: ``run_on_ray`` fits it to the Ray cluster first)."""
     serve = require("ray.serve", "cluster")
+    cpus = 1.0 if settings.cpus is None else settings.cpus
     root = Path(root).resolve()
     served = ServeSettings(writable=settings.writable, lock_wait_seconds=settings.lock_wait_s)
 
-    @serve.deployment(name="ingress", ray_actor_options={"num_cpus": settings.cpus})
+    @serve.deployment(name="ingress", ray_actor_options={"num_cpus": cpus})
     @serve.ingress()
     class Front:
         def __init__(self, *handles: Any):
@@ -104,7 +111,7 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
             return create_app(root, served, token, lambda snapshot: RayParts(self.handles, snapshot, settings))
 
     shard = serve.deployment(ShardServer)
-    handles = [shard.options(name=name, num_replicas=settings.replicas, ray_actor_options={"num_cpus": settings.cpus})
+    handles = [shard.options(name=name, num_replicas=settings.replicas, ray_actor_options={"num_cpus": cpus})
                .bind(str(root / cuts.SHARDS / name)) for name in cuts.shard_names(root)]
     return Front.bind(*handles)
 
@@ -119,5 +126,20 @@ def run_on_ray(root: Path, settings: ClusterSettings, token: str | None, host: s
     ray = require("ray", "cluster")
     serve = require("ray.serve", "cluster")
     ray.init(address=address, include_dashboard=False)
+    fitted = reserve(len(cuts.shard_names(root)), settings.replicas, settings.cpus,
+                     float(ray.cluster_resources().get("CPU", 0)))
+    if fitted.note:
+        log.warning(fitted.note)
     serve.start(http_options={"host": host, "port": port})
-    serve.run(application(root, settings, token), name="embedsearch", route_prefix="/", blocking=True)
+    try:
+        serve._run(application(root, replace(settings, cpus=fitted.cpus), token), name=APP, route_prefix="/",
+                   _blocking=False)  # serve.run would wait, unbounded, for replicas Ray cannot place
+        wait_until_running(serve, APP, settings.start_timeout_s)
+    except BaseException:
+        with suppress(Exception):
+            serve.shutdown()
+        raise
+    log.warning("serving %s on http://%s:%d (%d replicas at %g CPU each)", root, host, port, fitted.replicas,
+                fitted.cpus)
+    while True:
+        time.sleep(10)

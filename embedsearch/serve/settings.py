@@ -71,17 +71,21 @@ LIMITS = Limits()
 
 @dataclass(frozen=True)
 class ClusterSettings:
-    """Replicas per shard and the CPUs Ray reserves for each (the ingress too), how long the ingress waits
-    for one shard's answer, how often a call that failed (a replica died under it) is sent again, whether
-    the ingress takes writes (with a token) and how long a write waits for the cluster's lock."""
+    """Replicas per shard and the CPUs Ray reserves for each (the ingress too; None: one each where the Ray
+    cluster has them, else an equal share, ``serve.ray_fit``), how long the deployments may take to come up,
+    how long the ingress waits for one shard's answer, how often a call that failed (a replica died under it)
+    is sent again, whether the ingress takes writes (with a token) and how long a write waits for the
+    cluster's lock."""
 
     replicas: int = 2
-    cpus: float = 1.0
+    cpus: float | None = None
+    start_timeout_s: float = 300.0
     shard_timeout_s: float = 5.0
     retries: int = 2
     writable: bool = False
     lock_wait_s: float = 30.0
 
     def __post_init__(self) -> None:
-        check(self, replicas=(1, None), cpus=(0, None), shard_timeout_s=(0.001, None), retries=(0, None),
+        check(self, replicas=(1, None), cpus=(0, None), start_timeout_s=(0.1, None), shard_timeout_s=(0.001, None),
+              retries=(0, None),
               lock_wait_s=(0, None))
