@@ -1,6 +1,6 @@
 """A whole index (documents, IVF vectors on disk, BM25, metadata) at N abstracts: build time and peak
 RSS, bytes per document on disk, and in a fresh process the time to open it and answer the first
-query, then warm query latency per mode. Texts are built from SciFact sentences; vectors are clustered
+query, then warm query latency per mode, with evidence (``find``), and of recommendations. Texts are built from SciFact sentences; vectors are clustered
 synthetic 384-d vectors (embedding a million abstracts would take 15 hours here), so latencies are
 real but rankings are not meaningful.
 
@@ -37,6 +37,14 @@ for mode in ("dense", "lexical", "hybrid"):
     for q in json.loads(sys.argv[3]) * 20:
         t = time.perf_counter(); index.search(q, 10, mode=mode); samples.append(time.perf_counter() - t)
     out[mode] = sorted(samples)
+for name, call in (("find", lambda q: index.find(q, 10)),
+                   ("recommend", lambda q: index.recommend(like=[f"s{i}" for i in range(1, 6)], k=10)),
+                   ("recommend_unlike", lambda q: index.recommend(like=["s1", "s2", "s3"], unlike=["s7", "s8"], k=10))):
+    call(QUERIES[0])
+    samples = []
+    for q in json.loads(sys.argv[3]) * 4:
+        t = time.perf_counter(); call(q); samples.append(time.perf_counter() - t)
+    out[name] = sorted(samples)
 hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
 out["serve_rss_mb"] = int(hwm.split()[1]) / 1024
 print(json.dumps(out))
@@ -79,6 +87,11 @@ def main() -> None:
     for mode in ("dense", "lexical", "hybrid"):
         p50, p95 = percentiles(served[mode])
         rows.append([f"warm {mode} query p50 / p95", f"{p50:.1f} / {p95:.1f} ms"])
+    for name, what in (("find", "warm hybrid query in the grammar, with each hit's evidence (`find`)"),
+                       ("recommend", "warm recommendation from 5 liked papers (SVM over 2,000 sampled)"),
+                       ("recommend_unlike", "warm recommendation, 3 liked and 2 unliked")):
+        p50, p95 = percentiles(served[name])
+        rows.append([f"{what} p50 / p95", f"{p50:.1f} / {p95:.1f} ms"])
     print(table(["measure", "value"], rows))
     save("scale_index", {"rows": rows, "files": files})
 

@@ -204,3 +204,32 @@ def single(scifact_sample, tmp_path_factory):
 
     docs, _ = scifact_sample
     return Index.build(docs, tmp_path_factory.mktemp("single") / "idx")
+
+
+@pytest.fixture(scope="session")
+def papers(tmp_path_factory):
+    """240 real papers with titles: 40 arXiv abstracts from each of astro-ph, math and cond-mat (``eprint``,
+    ``label``) and 120 of the reviewer data set's (``authors``, ``year``), three given a DOI; built from JSONL
+    with the real model (through the cache)."""
+    import json
+
+    from embedsearch import Index
+
+    rows, taken = [], {"astro-ph": 0, "math": 0, "cond-mat": 0}
+    for line in (SHARED / "eval" / "arxiv" / "arxiv_kaggle_0704_2000.jsonl").open():
+        r = json.loads(line)
+        if taken.get(r["label"], 40) < 40:
+            taken[r["label"]] += 1
+            rows.append({"id": f"arxiv-{r['id']}", "title": r["title"], "abstract": r["abstract"], "eprint": r["id"],
+                         "label": r["label"], "year": 2007})
+    for n, line in enumerate((SHARED / "eval" / "reviewer_match" / "papers.jsonl").open()):
+        if n == 120:
+            break
+        r = json.loads(line)
+        if r.get("abstract"):
+            rows.append({"id": f"rm-{n}", "title": r["title"], "abstract": r["abstract"], "authors": r["authors"],
+                         "year": r["year"], "label": "reviewers", **({"doi": f"10.5555/test.{n}"} if n < 3 else {})})
+    folder = tmp_path_factory.mktemp("papers")
+    source = folder / "papers.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return Index.from_sources([source], folder / "idx"), {r["id"]: r for r in rows}

@@ -56,7 +56,7 @@ def test_search_answers_exactly_as_the_library_and_cli_do(client, metadata_index
                         ("vision-language-action robot policies", "dense"), ("privacy", "lexical")]:
         params = {"q": query, "k": 5, **({"mode": mode} if mode else {})}
         body = client.get("/search", params=params).json()
-        assert body["hits"] == [h.to_json() for h in index.search(query, 5, mode)]
+        assert body["hits"] == [h.to_json() for h in index.find(query, 5, mode)]
     assert client.get("/search", params={"q": "discrete diffusion with continuous-time Markov chains"}).json()[
         "hits"][0]["id"] == CTMC
     cli = run_cli("search", "discrete diffusion with continuous-time Markov chains", "-k", "5", "--json",
@@ -72,7 +72,7 @@ def test_a_search_comes_a_page_at_a_time(client, metadata_index):
     """``offset`` gives the next page of the same ranking, ranks running on; ``more`` says whether another
     page may follow; the deepest page is refused past ``LIMITS.offset`` (422), never answered wrongly."""
     query = "spiking neural networks"
-    whole = [h.to_json() for h in metadata_index.search(query, 57)]
+    whole = [h.to_json() for h in metadata_index.find(query, 57)]
     first = client.get("/search", params={"q": query, "k": 25}).json()
     second = client.get("/search", params={"q": query, "k": 25, "offset": 25}).json()
     last = client.get("/search", params={"q": query, "k": 25, "offset": 50}).json()

@@ -4,12 +4,12 @@ Tables go to stdout, progress and errors to stderr; ``--json`` prints machine-re
 Heavy libraries load inside the commands that need them so that ``search`` starts fast.
 """
 
-from . import explore, manage, reviewers, search, serve
+from . import explore, manage, recommend, reviewers, search, serve, watch
 from .app import app
 
 # The help lists commands in the order a newcomer needs them, each group under its heading.
 PANELS = {
-    "Build and search": ("build", "search", "similar", "info", "eval"),
+    "Build and search": ("build", "search", "similar", "recommend", "watch", "info", "eval"),
     "Maintenance": ("add", "remove", "compact", "check", "shard", "upgrade", "cache"),
     "Topics": ("topics", "map"),
     "Duplicates": ("dedup",),
@@ -27,6 +27,8 @@ def _name(info) -> str:
 app.registered_commands.sort(key=lambda info: _ORDER.index(_name(info)) if _name(info) in _ORDER else len(_ORDER))
 for _info in app.registered_commands:
     _info.rich_help_panel = _PANEL.get(_name(_info), "Other")
+for _group in app.registered_groups:
+    _group.rich_help_panel = _PANEL.get(_group.name or "", "Other")
 
 
 def main() -> None:

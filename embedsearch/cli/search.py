@@ -9,7 +9,9 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError, UnknownIdError
+from . import exports
 from .app import IndexOpt, JsonOpt, KOpt, app, friendly, one_line, open_index
+from .exports import BibOpt, CslOpt, ForceExportOpt, RisOpt
 
 
 def _topic_labels(idx) -> dict[str, str]:
@@ -24,7 +26,7 @@ def _topic_labels(idx) -> dict[str, str]:
 
 
 def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str, str] | None = None,
-                mode: str = "dense", note: bool = True) -> None:
+                mode: str = "dense", note: bool = True, explain: bool = False, sort: str = "relevance") -> None:
     """A table of hits: rank, the score that orders them, the band, the id, a preview; then one line on
     what the score is (``note``)."""
     from ..retrieval.search import best_match, score_note
@@ -44,6 +46,8 @@ def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str,
         line = (f"{hit.rank:>3}  {hit.score:.3f} {hit.match:<7}  {shown_id:<{id_width}}  "
                 f"{topic}{one_line(hit.preview)}")
         typer.echo(line if len(line) <= width else line[: width - 1] + "…")
+        if explain and hit.evidence:
+            typer.echo(f"       {why(hit)}")
     if not hits:
         typer.echo("no results")
     elif best_match(hits) == "none":
@@ -51,9 +55,24 @@ def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str,
                    f"{max(h.cosine or 0 for h in hits):.3f})")
     if hits and note:
         typer.echo(score_note(mode))
+        if sort != "relevance":
+            from ..retrieval.find import DEPTH
+
+            typer.echo(f"Shown {sort} first (by date or year; undated last) among the {max(DEPTH, 10 * len(hits))} "
+                       "most relevant papers.")
+
+
+def why(hit) -> str:
+    """A hit's evidence in one line: the words that matched with their share of BM25, the closest sentence."""
+    words = ", ".join(f"{w['word']} {w['share']:.0%}" for w in hit.evidence.get("words", [])) or "no word"
+    start, end = hit.evidence.get("sentence", (0, 0))
+    seeds = ", ".join(f"{one_line(c['seed'])} {c['cosine']:.2f}" for c in hit.evidence.get("closest_seeds", []))
+    return (f"closest to {seeds}; " if seeds else f"matched {words}; ") + \
+        f"sentence: \u201c{one_line(hit.text[start:end])[:200]}\u201d"
 
 
 def _read_queries(file: Path) -> list[str]:
+    from ..retrieval.query import parse
     from ..retrieval.search import check_query
 
     try:
@@ -65,6 +84,7 @@ def _read_queries(file: Path) -> list[str]:
         if line.strip():
             try:
                 queries.append(check_query(line))
+                parse(line)
             except InputError as exc:
                 raise InputError(f"{file}:{number}: {exc}") from None
     if not queries:
@@ -86,27 +106,43 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
            index: str | None = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt,
            queries: Path | None = typer.Option(None, "--queries", help="File with one query per line."),
            mode: str | None = typer.Option(None, "--mode", help="hybrid (default), dense or lexical."),
-           filters: list[str] = typer.Option([], "--filter", help="FIELD=VALUE or FIELD>=NUMBER; repeatable.")) -> None:
-    """Related abstracts for a free-text query (or every line of --queries)."""
+           filters: list[str] = typer.Option([], "--filter", help="FIELD=VALUE or FIELD>=NUMBER; repeatable."),
+           sort: str = typer.Option("relevance", "--sort", help="relevance, newest or oldest (by date or year)."),
+           explain: bool = typer.Option(False, "--explain", help="Show why each hit matched: its query words' "
+                                                                 "shares of BM25 and its closest sentence."),
+           bibtex: Path | None = BibOpt, ris: Path | None = RisOpt, csl: Path | None = CslOpt,
+           force: bool = ForceExportOpt) -> None:
+    """Related abstracts for a free-text query (or every line of --queries). A query may hold "exact phrases",
+    -word and -"phrase" exclusions, author:Name, title:word and year:2019..2022 (README: Queries)."""
+    from ..errors import check_choice
+    from ..retrieval.query import parse
     from ..retrieval.search import check_query
-    from ..retrieval.settings import SearchSettings
+    from ..retrieval.settings import SORTS, SearchSettings
 
     if (query is None) == (queries is None):
         raise InputError("give a QUERY or --queries FILE (not both)")
     if mode is not None:
         named(lambda m: SearchSettings(mode=m), mode, "--mode")
+    check_choice("--sort", sort, SORTS)
     if query is not None:
-        named(check_query, query, "QUERY")
+        named(lambda q: parse(check_query(q)), query, "QUERY")
+    wanted = exports.outputs(bibtex, ris, csl)
+    exports.check(wanted, force=force)
     idx = open_index(index)
+    exports.check(wanted, idx.sources, force)
     topics = None if as_json else _topic_labels(idx)
     scored = mode or idx.search_settings.mode
     if queries is None:
-        _print_hits(idx.search(query, k, mode=mode, filters=filters), as_json, topics=topics, mode=scored)
+        hits = idx.find(query, k, mode, filters, sort)
+        _print_hits(hits, as_json, topics=topics, mode=scored, explain=explain, sort=sort)
+        exports.write(wanted, hits)
         return
     batch = _read_queries(queries)
-    answers = idx.search_many(batch, k, mode=mode, filters=filters)
+    answers = idx.find_many(batch, k, mode, filters, sort)
     for n, (text, hits) in enumerate(zip(batch, answers)):
-        _print_hits(hits, as_json, query=text, topics=topics, mode=scored, note=n == len(batch) - 1)
+        _print_hits(hits, as_json, query=text, topics=topics, mode=scored, note=n == len(batch) - 1,
+                    explain=explain, sort=sort)
+    exports.write(wanted, [h for hits in answers for h in hits])
 
 
 @app.command()
@@ -114,11 +150,15 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
 def similar(doc_id: str | None = typer.Argument(None, help="Id of a paper in the index."),
             text: str | None = typer.Option(None, "--text", help="An abstract's text."),
             file: Path | None = typer.Option(None, "--file", help="A file holding an abstract."),
-            index: str | None = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt) -> None:
+            index: str | None = IndexOpt, k: int = KOpt, as_json: bool = JsonOpt,
+            bibtex: Path | None = BibOpt, ris: Path | None = RisOpt, csl: Path | None = CslOpt,
+            force: bool = ForceExportOpt) -> None:
     """Related papers for a paper in the index, or for a new abstract."""
     given = [x for x in (doc_id, text, file) if x is not None]
     if len(given) != 1:
         raise InputError("give exactly one of DOC_ID, --text or --file")
+    wanted = exports.outputs(bibtex, ris, csl)
+    exports.check(wanted, [file] if file else (), force)
     if file is not None and not file.is_file():
         raise InputError(f"{file}: no such file" if not file.exists() else f"{file}: is a folder, not a file")
     if text is not None:
@@ -126,24 +166,30 @@ def similar(doc_id: str | None = typer.Argument(None, help="Id of a paper in the
 
         named(check_query, text, "--text")
     idx = open_index(index)
+    exports.check(wanted, [*idx.sources, *([file] if file else [])], force)
+    topics = None if as_json else _topic_labels(idx)
     if doc_id is not None:
         if doc_id not in idx.documents.row_of:
             raise UnknownIdError(f"no document with id {doc_id!r} in {idx.path}; use --text for new abstracts")
-        _print_hits(idx.similar(doc_id, k), as_json, topics=None if as_json else _topic_labels(idx))
-        return
-    if file is None:
-        _print_hits(idx.similar_to_text(text or "", k), as_json, topics=None if as_json else _topic_labels(idx))
-        return
+        hits = idx.similar(doc_id, k)
+    elif file is None:
+        hits = idx.similar_to_text(text or "", k)
+    else:
+        hits = _similar_to_file(idx, file, k)
+    _print_hits(hits, as_json, topics=topics)
+    exports.write(wanted, hits)
+
+
+def _similar_to_file(idx, file: Path, k: int):
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(f"{file}: cannot read the abstract ({reason})") from None
     try:
-        hits = idx.similar_to_text(text, k)
+        return idx.similar_to_text(text, k)
     except InputError as exc:
         raise InputError(f"{file}: {exc}") from None
-    _print_hits(hits, as_json, topics=None if as_json else _topic_labels(idx))
 
 
 @app.command("eval")

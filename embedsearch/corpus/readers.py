@@ -1,5 +1,6 @@
 """Corpus files as raw records, each named by the line it starts on (``file:line``): the seed text format,
-JSONL, CSV and Parquet. A record that cannot be parsed becomes a ``Problem`` and reading goes on, so
+JSONL, CSV, Parquet, BibTeX and RIS (``corpus.bibtex``, ``corpus.ris``: title, abstract, authors, year, doi and
+eprint kept). A record that cannot be parsed becomes a ``Problem`` and reading goes on, so
 ``--skip-invalid`` skips bad records alone; ``corpus`` turns the rest into documents."""
 
 from __future__ import annotations
@@ -8,32 +9,21 @@ import csv
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .problems import Problem
 
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
 FORMATS = {".txt": "seed", ".text": "seed", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
-           ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A record that was skipped, and why."""
-
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+           ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".bib": "bibtex", ".ris": "ris"}
 
 
 def detect_format(path: Path) -> str:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise InputError(f"{path}: unknown format {path.suffix!r}; use .txt, .jsonl, .csv or .parquet")
+        raise InputError(f"{path}: unknown format {path.suffix!r}; use .txt, .jsonl, .csv, .parquet, .bib or .ris")
     return fmt
 
 
@@ -151,5 +141,18 @@ def _parquet_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
 
 
+def _bibtex_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
+    from .bibtex import rows
+
+    return rows(path)
+
+
+def _ris_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
+    from .ris import rows
+
+    return rows(path)
+
+
 ROWS: dict[str, Callable[[Path], Iterator[tuple[str, dict[str, Any] | Problem]]]] = {
-    "seed": _seed_rows, "jsonl": _jsonl_rows, "csv": _csv_rows, "parquet": _parquet_rows}
+    "seed": _seed_rows, "jsonl": _jsonl_rows, "csv": _csv_rows, "parquet": _parquet_rows, "bibtex": _bibtex_rows,
+    "ris": _ris_rows}

@@ -149,6 +149,20 @@ class Fanout:
         check_k(k)
         return self._nearest(self.snapshot.encoder.encode([check_query(text)])[0], k, None)
 
+    def nearest_to(self, vector: np.ndarray, k: int, exclude: Sequence[str] = (),
+                   filters: Sequence[str | Filter] = ()) -> Answer:
+        """The ``k`` papers whose vectors score highest against ``vector`` (a query made elsewhere: a
+        recommendation's direction), among the rows passing ``filters``, the ids ``exclude`` left out."""
+        check_k(k)
+        filters = [f if isinstance(f, Filter) else Filter.parse(f) for f in filters]
+        kinds = self.snapshot.field_kinds if filters else None
+        row_of = self.snapshot.documents.row_of
+        left_out = {row_of[i] for i in exclude if i in row_of}
+        offered = self.parts.round("candidates", {p: (vector, "", None, k + len(left_out), "dense", filters, kinds)
+                                                  for p in range(len(self.parts.names))})
+        kept = {p: [o for o in found if self.starts[p] + o.row not in left_out] for p, found in offered.items()}
+        return self._answer(kept, k, "dense", self.settings.bands(abstracts=True))
+
     def _nearest(self, vector: np.ndarray, k: int, skip: tuple[int, int] | None) -> Answer:
         offered = self.parts.round("candidates", {p: (vector, "", None, k, "dense", (), None,
                                                       skip[1] if skip and skip[0] == p else None)

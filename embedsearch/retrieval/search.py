@@ -39,6 +39,7 @@ class Hit:
     cosine: float | None = None
     bm25: float | None = None
     match: Band = "distant"
+    evidence: dict[str, Any] | None = field(default=None, compare=False)  # why it matched (``retrieval.evidence``)
 
     @property
     def preview(self) -> str:
@@ -51,7 +52,7 @@ class Hit:
         return {"rank": self.rank, "id": self.id, "score": round(self.score, 6), "title": self.title,
                 "text": self.text, "cosine": None if self.cosine is None else round(self.cosine, 6),
                 "bm25": None if self.bm25 is None else round(self.bm25, 6), "match": self.match,
-                "metadata": self.metadata}
+                "metadata": self.metadata, **({"evidence": self.evidence} if self.evidence is not None else {})}
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,7 +15,11 @@ Band = Literal["close", "related", "distant"]
 
 BestMatch = Literal["close", "related", "none"]
 
+Sort = Literal["relevance", "newest", "oldest"]
+
 MODES: tuple[Mode, ...] = get_args(Mode)
+
+SORTS: tuple[Sort, ...] = get_args(Sort)
 
 FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
 

@@ -1,5 +1,5 @@
-"""The JSON API, one router per resource (search, documents, topics, the index; ``duplicates`` has its own
-module): read endpoints on the generation a worker serves, write endpoints (``--writable`` and a bearer
+"""The JSON API, one router per resource (documents, topics, the index; ``search``, ``recommend`` and
+``duplicates`` have modules of their own): read endpoints on the generation a worker serves, write endpoints (``--writable`` and a bearer
 token) that commit through the writer lock and move this worker to the new generation at once. Sync routes
 run in the server's thread pool, so a slow request never holds up the others."""
 
@@ -20,9 +20,8 @@ from ..retrieval.search import Answer
 from ..retrieval.settings import SearchSettings
 from .guard import ApiError, authorised
 from .live import Live, Served
-from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, OverTimeOut, RemoveOut, SearchBatchOut,
-                        SearchOut, SimilarOut, TopicsOut, errors)
-from .schemas import PATH_ID, WORDS, AddDocuments, Mode, SearchBatch, SimilarText
+from .responses import (AddOut, CompactOut, DocumentOut, HealthOut, InfoOut, OverTimeOut, RemoveOut, TopicsOut, errors)
+from .schemas import PATH_ID, AddDocuments
 from .settings import LIMITS, ServeSettings
 from .topics import TopicsState
 
@@ -84,57 +83,6 @@ class Service:
 
     def topic_of(self, doc_id: str) -> dict[str, Any] | None:
         return self.topics.topic_of(doc_id)
-
-
-def one_query(q: str) -> str:
-    if len(q) > LIMITS.get_query_chars:
-        raise ApiError(414, f"q is {len(q):,} characters; GET takes at most {LIMITS.get_query_chars:,}: "
-                            "send long text with POST /search or POST /similar")
-    return q
-
-
-def search_router(service: Service) -> APIRouter:
-    api = APIRouter(tags=["search"])
-
-    @api.get("/search", dependencies=[only("q", "k", "offset", "mode", "filter", "display")], response_model=SearchOut, response_model_exclude_unset=True,
-             responses=errors(414))
-    def search(q: str = Query(..., description="Free-text query.", json_schema_extra={
-                   "pattern": WORDS, "maxLength": LIMITS.get_query_chars}), k: int = Query(10, ge=1, le=LIMITS.k),
-               offset: int = Query(0, ge=0, le=LIMITS.offset, description="Results to skip: the next page "
-                                                                         "starts at offset + k."),
-               mode: Mode | None = None,
-               filter: list[str] = Query([], max_length=LIMITS.filters, description="FIELD=VALUE, FIELD>=N"),
-               display: bool = DISPLAY):
-        """The ``k`` abstracts that best match a query (as ``embedsearch search --json``), from rank
-        ``offset + 1`` on."""
-        served = service.current()
-        hits = served.reader.search(one_query(q), offset + k, mode, filter)
-        return {"query": q, "generation": served.index.generation, **hits_json(hits, display, offset, k)}
-
-    @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, response_model_exclude_unset=True, responses=errors())
-    def search_batch(body: SearchBatch):
-        """Many queries at once, answered with one batched encode."""
-        served = service.current()
-        results = served.reader.search_many(body.queries, body.offset + body.k, body.mode, body.filters)
-        return {"generation": served.index.generation, "results": [
-            {"query": q, **hits_json(h, body.display, body.offset, body.k)} for q, h in zip(body.queries, results)]}
-
-    @api.get("/similar/{doc_id:path}", dependencies=[only("k", "display")], response_model=SimilarOut, response_model_exclude_unset=True,
-             responses=errors(404))
-    def similar(doc_id: str = PATH_ID_PARAM, k: int = Query(10, ge=1, le=LIMITS.k), display: bool = DISPLAY):
-        """Papers related to a paper of the index, itself excluded."""
-        served = service.current()
-        if doc_id not in served.index.documents.row_of:
-            raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
-        return {"id": doc_id, "generation": served.index.generation, **hits_json(served.reader.similar(doc_id, k), display)}
-
-    @api.post("/similar", dependencies=[only()], response_model=SimilarOut, response_model_exclude_unset=True, responses=errors())
-    def similar_text(body: SimilarText):
-        """Papers related to an abstract's text."""
-        served = service.current()
-        return {"generation": served.index.generation, **hits_json(served.reader.similar_to_text(body.text, body.k), body.display)}
-
-    return api
 
 
 BEARER = HTTPBearer(auto_error=False, description="The token the server was started with (--writable).")

@@ -35,6 +35,7 @@ class HitOut(BaseModel):
     match: Band
     metadata: dict[str, Any]
     display: Display | None = None
+    evidence: dict[str, Any] | None = None  # why it matched: seeds it is closest to, words, the closest sentence
 
 
 
@@ -59,6 +60,14 @@ class SearchOut(QueryHits):
 class SearchBatchOut(BaseModel):
     generation: int
     results: list[QueryHits]
+
+
+class RecommendOut(HitsOut):
+    generation: int
+    method: str
+    like: list[str]
+    unlike: list[str]
+    library: dict[str, Any] | None = None
 
 
 class SimilarOut(HitsOut):

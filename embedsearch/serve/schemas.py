@@ -5,14 +5,14 @@ dataclasses themselves."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from ..corpus import Document, parse_record
 from ..corpus.kinds import NUMBER, element
 from ..dedup import OnDuplicate
-from ..retrieval.settings import Mode
+from ..retrieval.settings import Mode, Sort
 from .settings import LIMITS
 
 
@@ -87,6 +87,7 @@ class SearchBatch(Strict):
     k: K = 10
     offset: Offset = 0
     mode: Mode | None = None
+    sort: Sort = "relevance"
     filters: list[FilterText] = Field(default=[], max_length=LIMITS.filters)
     display: Annotated[bool, Field(strict=True, description="Also give texts rendered for reading.")] = False
 
@@ -192,3 +193,23 @@ def state_filters(openapi: dict[str, Any], kinds: dict[str, str]) -> dict[str, A
         else:
             array["items"]["pattern"] = pattern
     return openapi
+
+
+ExportFormat = Literal["json", "bibtex", "ris", "csl-json"]
+
+
+class LibraryText(Strict):
+    """A reader's library file sent as text (the page's import): its kind and contents."""
+
+    kind: Literal["bibtex", "ris", "csl-json"]
+    text: Annotated[str, Field(min_length=1, max_length=LIMITS.body_bytes), AfterValidator(_clean)]
+
+
+class RecommendBody(Strict):
+    like: list[Id] = Field(default=[], max_length=LIMITS.add)
+    unlike: list[Id] = Field(default=[], max_length=LIMITS.add)
+    library: LibraryText | None = None
+    k: K = 10
+    filters: list[FilterText] = Field(default=[], max_length=LIMITS.filters)
+    format: ExportFormat = "json"
+    display: Annotated[bool, Field(strict=True, description="Also give texts rendered for reading.")] = False

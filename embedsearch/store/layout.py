@@ -9,6 +9,7 @@ An index folder (format 2)::
     deletes/NAME.N.npy       the rows of segment NAME deleted as of generation N
     topics/                  fitted topic results, keyed by corpus version and settings, with their checksums
     sources/                 the files each `add` read, resolved (outputs may never overwrite them)
+    watches/                 saved searches (`embedsearch watch`) and the ids each last saw; kept by a rebuild
     .lock                    the writer lock
     shard.json               in a shard of a cluster: written only through the cluster (``shard_marker``)
 """
@@ -89,7 +90,8 @@ def check_target(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
     return target
 
 
-FOLDERS = (GENERATIONS, SEGMENTS, DELETES, "topics", "sources")
+FOLDERS = (GENERATIONS, SEGMENTS, DELETES, "topics", "sources", "watches")
+KEPT_ON_REBUILD = ("watches",)  # a reader's saved searches outlive a rebuild of the corpus they watch
 TOP_LEVEL = {MANIFEST, LOCK, "shard.json", *FOLDERS}
 _GENERATION = re.compile(r"^(\d+|latest)\.json$")
 _DELETES = re.compile(r"^[^.].*\.\d+\.npy$")
@@ -183,6 +185,9 @@ def atomic_folder(path: Path) -> Iterator[Path]:
     try:
         with staged_folder(path, replace=True) as tmp:
             yield tmp
+            for name in KEPT_ON_REBUILD:
+                if (path / name).is_dir() and not (tmp / name).exists():
+                    shutil.copytree(path / name, tmp / name)
     except OSError as exc:
         raise InputError(f"cannot write index {given}: {exc.strerror or exc}; nothing was changed") from exc
 

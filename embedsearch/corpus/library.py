@@ -1,0 +1,51 @@
+"""A reader's own library as records: BibTeX, RIS, CSL-JSON or Zotero's CSV export, chosen by the file's
+suffix (and, for ``.json`` and ``.csv``, by what it holds). Broken entries come back as ``Problem`` lines
+naming the file and line, beside the entries that were read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .problems import Problem
+
+KINDS = ".bib (BibTeX), .ris (RIS), .json (CSL-JSON) or .csv (Zotero's CSV export)"
+
+
+def read_library(path: Path) -> list[tuple[str, dict[str, Any] | Problem]]:
+    if not path.is_file():
+        raise InputError(f"--library {path}: no such file")
+    suffix = path.suffix.lower()
+    if suffix == ".bib":
+        from .bibtex import rows
+    elif suffix == ".ris":
+        from .ris import rows
+    elif suffix == ".json":
+        from .csl import rows
+    elif suffix == ".csv":
+        rows = _zotero(path)
+    else:
+        raise InputError(f"--library {path}: unknown kind {path.suffix!r}; give {KINDS}")
+    return list(rows(path))
+
+
+def _zotero(path: Path):
+    from .csl import zotero_rows
+
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
+        header = fh.readline()
+    if "Title" not in header or ("Key" not in header and "Item Type" not in header):
+        raise InputError(f"--library {path}: a CSV library is Zotero's export (columns Key, Item Type, Title, "
+                         "Author, Abstract Note, ...); this one's header has none of them")
+    return zotero_rows
+
+
+def text_of(entry: dict[str, Any]) -> str:
+    """What an unmatched entry is embedded from: its title and abstract, or its title alone."""
+    return " ".join(p for p in (entry.get("title"), entry.get("abstract")) if p)
+
+
+def iter_entries(rows: list[tuple[str, dict[str, Any] | Problem]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    return ((where, row) for where, row in rows if not isinstance(row, Problem))

@@ -1,0 +1,53 @@
+"""A query in the grammar (``retrieval.query``) answered by the one read path: its text searched among the
+rows its year terms and the given filters allow, the hits then checked against its phrases, exclusions,
+authors and title terms, and put in ``sort`` order. Checks and date orders read a deeper list (``DEPTH``
+candidates at least), so they narrow the most relevant papers rather than the corpus: a phrase found only
+past that depth is not found."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..errors import check_choice
+from .filters import Filter
+from .parts import Fanout
+from .query import Query
+from .search import Answer, Hit, check_k
+from .settings import SORTS, Mode, Sort
+
+DEPTH = 300
+MOST = 1_000
+
+
+def find_many(reader: Fanout, queries: Sequence[Query], k: int = 10, mode: Mode | None = None,
+              filters: Sequence[str | Filter] = (), sort: Sort = "relevance") -> list[Answer]:
+    """Each parsed query's ``k`` hits; queries with the same year terms share one batched search."""
+    check_k(k)
+    check_choice("sort", sort, SORTS)
+    out: dict[int, Answer] = {}
+    groups: dict[tuple, list[int]] = {}
+    for n, query in enumerate(queries):
+        groups.setdefault((query.filters, query.narrows), []).append(n)
+    for (years, narrows), members in groups.items():
+        deep = narrows or sort != "relevance"
+        depth = min(max(DEPTH, 10 * k), MOST) if deep else k
+        answers = reader.search_many([queries[n].text for n in members], max(depth, k), mode, [*filters, *years])
+        for n, answer in zip(members, answers):
+            out[n] = _narrowed(answer, queries[n], k, sort) if deep else answer
+    return [out[n] for n in range(len(queries))]
+
+
+def _narrowed(answer: Answer, query: Query, k: int, sort: Sort) -> Answer:
+    hits = [h for h in answer if query.keeps(h.title, h.text, h.metadata)]
+    if sort != "relevance":
+        dated = [h for h in hits if when(h)]
+        dated.sort(key=when, reverse=sort == "newest")
+        hits = dated + [h for h in hits if not when(h)]
+    return Answer(tuple(replace(h, rank=r) for r, h in enumerate(hits[:k], start=1)), answer.version, answer.missing)
+
+
+def when(hit: Hit) -> str:
+    """A hit's date as sortable text: its ``date`` field (ISO), else its ``year``; empty when it has neither."""
+    value = hit.metadata.get("date") or hit.metadata.get("year")
+    return "" if value is None or isinstance(value, bool) else str(value)

@@ -1,0 +1,109 @@
+"""The query grammar the CLI, the API and the page share. Free words are searched as before; besides them:
+
+- ``"exact phrase"``: the title or abstract holds the phrase (its words are searched too);
+- ``-word``, ``-"a phrase"``: neither the title nor the abstract holds it;
+- ``author:Name``, ``author:"First Last"``: one of the paper's authors has every word of the name as a whole
+  word (accents, case and punctuation ignored), so ``author:hinton`` finds Geoffrey Hinton;
+- ``title:word``, ``title:"a phrase"``: the title holds it (its words are searched too);
+- ``year:2020``, ``year:2019..2022``, ``year:>=2019`` (also ``>``, ``<=``, ``<``): the ``year`` field.
+
+A token ``name:value`` whose name is no field above is an error, as is a malformed year; each error quotes
+the token. Words and phrases match whole words, ignoring case, accents and punctuation."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+from .filters import Filter
+
+FIELDS = ("author", "title", "year")
+GRAMMAR = ('"exact phrase", -word, -"phrase", author:Name, author:"First Last", title:word, title:"phrase", '
+           'year:2020, year:2019..2022, year:>=2019')
+_TOKEN = re.compile(r'(-?)(?:([A-Za-z_]+):)?(?:"([^"]*)"|(\S+))')
+_NON_WORD = re.compile(r"[^\w]+")
+_YEAR = re.compile(r"^(?:(\d{1,4})\.\.(\d{1,4})|(>=|<=|>|<)?(\d{1,4}))$")
+
+
+def plain(text: str | None) -> str:
+    """Text as the grammar compares it: accents, case and punctuation gone, single spaces, padded."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text or "") if not unicodedata.combining(c)).casefold()
+    return " " + " ".join(_NON_WORD.sub(" ", folded).split()) + " "
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: ``text`` is what is searched (free words, phrases and title terms); the rest narrow."""
+
+    text: str
+    phrases: tuple[str, ...] = ()
+    without: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    titles: tuple[str, ...] = ()
+    filters: tuple[Filter, ...] = ()
+
+    @property
+    def narrows(self) -> bool:
+        """Whether hits are checked after the search (phrases, exclusions, authors, title terms)."""
+        return bool(self.phrases or self.without or self.authors or self.titles)
+
+    def keeps(self, title: str | None, text: str, metadata: dict[str, Any]) -> bool:
+        body = plain(f"{title or ''} {text}")
+        if any(plain(p) not in body for p in self.phrases) or any(plain(w) in body for w in self.without):
+            return False
+        if any(plain(t) not in plain(title) for t in self.titles):
+            return False
+        names = metadata.get("authors") or metadata.get("author") or []
+        names = [plain(str(n)) for n in (names if isinstance(names, list) else re.split(r";| and ", str(names)))]
+        return all(any(all(f" {w} " in n for w in plain(a).split()) for n in names) for a in self.authors)
+
+
+def parse(raw: str) -> Query:
+    words: list[str] = []
+    phrases, without, authors, titles, filters = [], [], [], [], []
+    for match in _TOKEN.finditer(raw):
+        minus, field, quoted, bare = match.groups()
+        token = match.group(0)
+        value = quoted if quoted is not None else bare
+        if field is None and minus and (quoted is not None or re.match(r"[^\W\d_]", bare)):
+            without.append(value)
+        elif field is None:
+            words.append(token if quoted is None else value)
+            if quoted is not None and value.strip():
+                phrases.append(value)
+        elif field.lower() not in FIELDS:
+            if bare is not None and bare.startswith("//"):  # an address, not a field
+                words.append(token)
+                continue
+            raise InputError(f"unknown field {field!r} in {token!r}; the fields are author:, title: and "
+                             "year: (quote a word with a colon to search for it)")
+        elif not value.strip():
+            raise InputError(f"{token!r} names no value; write {field}:VALUE")
+        elif field.lower() == "author":
+            authors.append(value)
+        elif field.lower() == "title":
+            titles.append(value)
+            words.append(value)
+        else:
+            filters += _years(value, token)
+    if not words and (without or authors or filters):
+        raise InputError(f"query {raw[:200]!r}: give words to search for; author:, year: and -exclusions only "
+                         "narrow a search")
+    return Query(" ".join(words).strip(), tuple(phrases), tuple(without), tuple(authors), tuple(titles),
+                 tuple(filters))
+
+
+def _years(value: str, token: str) -> list[Filter]:
+    found = _YEAR.match(value.strip())
+    if not found:
+        raise InputError(f"{token!r} is not a year or a range of years; write year:2020, year:2019..2022 "
+                         "or year:>=2019")
+    low, high, op, year = found.groups()
+    if low is not None:
+        if int(low) > int(high):
+            raise InputError(f"{token!r} runs backwards; write year:{high}..{low}")
+        return [Filter.parse(f"year>={low}"), Filter.parse(f"year<={high}")]
+    return [Filter.parse(f"year{op or '='}{year}")]
