@@ -21,7 +21,7 @@ PAPERS = [
                                                               "eprint": "1706.03762", "venue": "NeurIPS"}),
     paper_record("p:2", "Attention is all you need", "Same first author, year and word.",
                  {"authors": ["Ashish Vaswani"], "year": 2017}),
-    paper_record("p/3", None, "An abstract with no title, authors or year.", {}),
+    paper_record("p_3/x", None, "An abstract with no title, authors or year.", {}),
 ]
 READERS = {"bibtex": (".bib", bibtex.rows), "ris": (".ris", ris.rows), "csl-json": (".json", csl.rows)}
 

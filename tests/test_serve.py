@@ -600,3 +600,55 @@ def test_a_batch_file_is_answered_one_row_per_submission_in_csv_or_json(client):
     assert as_csv.headers["X-Judged"] == "2" and table[0][:4] == ["submission", "title", "verdict", "matched paper"]
     assert [r[0] for r in table[1:]] == ["sub-1", "sub-2"] and table[1][3] == CTMC and table[2][2] == "no duplicate"
     assert table[1][6] == f"{100 * rows[0]['overlap']:.0f}"
+
+
+def test_recommendations_answer_as_the_library_does_with_their_evidence(client, metadata_index):
+    from embedsearch import Index
+
+    index = Index.load(metadata_index.path)
+    like = [CTMC, "000_bb58e7a7d5c95935:21"]
+    body = client.post("/recommend", json={"like": like, "k": 5})
+    assert body.status_code == 200, body.text
+    got = body.json()
+    assert got["method"] == "svm" and got["like"] == like
+    assert got["hits"] == [h.to_json() for h in index.recommend(like, k=5).answer]
+    assert not set(like) & {h["id"] for h in got["hits"]}
+    assert all(h["evidence"]["closest_seeds"][0]["seed"] in like for h in got["hits"])
+    missing = client.post("/recommend", json={"like": ["nope"]})
+    assert missing.status_code == 404 and "nope" in missing.json()["error"]
+    assert client.post("/recommend", json={"like": [], "unlike": [CTMC]}).status_code == 400
+
+
+def test_a_library_sent_as_text_is_matched_and_every_answer_exports(client):
+    from embedsearch.corpus.library import read_library
+
+    exported = client.get("/search", params={"q": "discrete diffusion", "k": 3, "format": "bibtex"})
+    assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/x-bibtex")
+    library = {"kind": "bibtex", "text": exported.text}
+    got = client.post("/recommend", json={"library": library, "k": 3}).json()
+    assert len(got["library"]["matched"]) == 3 and {m["how"] for m in got["library"]["matched"]} == {"index id"}
+    for kind, suffix in (("ris", ".ris"), ("csl-json", ".json")):
+        answer = client.post("/recommend", json={"like": [CTMC, "000_bb58e7a7d5c95935:21"], "k": 4, "format": kind})
+        assert answer.status_code == 200, answer.text
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as folder:
+            file = Path(folder) / f"out{suffix}"
+            file.write_text(answer.text)
+            assert len(read_library(file)) == 4
+    similar = client.get(f"/similar/{CTMC}", params={"k": 2, "format": "ris"})
+    assert similar.status_code == 200 and similar.text.count("ER  -") == 2
+
+
+def test_search_takes_the_grammar_and_sorts(client):
+    newest = client.get("/search", params={"q": "diffusion", "k": 40, "sort": "newest"}).json()["hits"]
+    years = [h["metadata"]["year"] for h in newest]
+    assert years == sorted(years, reverse=True) and len(set(years)) == 2
+    years_only = client.get("/search", params={"q": "diffusion year:2026", "k": 10}).json()["hits"]
+    assert years_only and {h["metadata"]["year"] for h in years_only} == {2026}
+    phrase = client.get("/search", params={"q": '"continuous-time markov"', "k": 10}).json()["hits"]
+    assert phrase and all("continuous-time markov" in h["text"].lower() for h in phrase)
+    bad = client.get("/search", params={"q": "diffusion year:abc"})
+    assert bad.status_code == 400 and "'year:abc'" in bad.json()["error"]
+    assert all(h["evidence"]["words"] for h in phrase)

@@ -38,13 +38,14 @@ def entry_record(key: str, fields: dict[str, Any]) -> dict[str, Any]:
     """An entry as a record; its id is the citation key, or the index id an exported entry carries (so a file
     exported from one index builds another with the same ids)."""
     value = {k: getattr(f, "value", f) for k, f in fields.items()}
-    key = index_id(value.get("note")) or key
+    key = index_id(from_latex(value.get("note"))) or key
     authors = [person(from_latex(a) or "") for a in str(value.get("author", "")).split(" and ") if a.strip()]
     eprint = value.get("eprint") if str(value.get("archiveprefix", "arxiv")).lower() == "arxiv" else None
     return record(id=key, title=from_latex(value.get("title")), abstract=from_latex(value.get("abstract")),
                   authors=authors, year=year_of(value.get("year")), doi=normal_doi(value.get("doi")),
                   eprint=arxiv_id(eprint or value.get("journal") or value.get("url") or ""),
-                  venue=from_latex(value.get("journal") or value.get("booktitle")), index_id=index_id(value.get("note")))
+                  venue=from_latex(value.get("journal") or value.get("booktitle")),
+                  index_id=index_id(from_latex(value.get("note"))))
 
 
 def write(items: Sequence[dict[str, Any]]) -> str:
