@@ -36,8 +36,11 @@ def writable(metadata_index, tmp_path_factory):
 
 CHECKS = [not_a_server_error, status_code_conformance, response_schema_conformance, positive_data_acceptance]
 # An uploaded batch is a file whose content (a corpus of records in one of four formats) no JSON Schema can
-# describe: its name's suffix is stated, the rest is read as `build` reads a file (errors name its lines).
-NOT_DESCRIBABLE = {"POST /duplicates/check-file": [positive_data_acceptance]}
+# describe: its name's suffix is stated, the rest is read as `build` reads a file (errors name its lines). So
+# is a library sent to /recommend (a BibTeX, RIS, CSL-JSON or CSV file's text: one that matches no paper and
+# holds no title is refused, 422); its other rules are stated (a liked id or a library).
+NOT_DESCRIBABLE = {"POST /duplicates/check-file": [positive_data_acceptance],
+                   "POST /recommend": [positive_data_acceptance]}
 
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.explicit, Phase.generate],
                 suppress_health_check=list(HealthCheck), database=None)

@@ -455,3 +455,90 @@ def test_search_controls_people_expect(page, server, metadata_index):
     page.wait_for_function("document.getElementById('status').textContent.includes('like this abstract')")
     assert page.locator("#results > li .id").first.inner_text() == CTMC
     expected_failures(page, 400)  # the filter on a field this index lacks, answered as a sentence
+
+
+# ---- the researcher's desk (static/desk.js) -------------------------------------------------------
+def _marked_search(page, server, query="discrete diffusion"):
+    page.goto(server.url + "/?q=" + quote(query))
+    page.wait_for_function("document.querySelectorAll('#results > li').length >= 5")
+    page.wait_for_function("!['', 'Searching…'].includes(document.getElementById('status').textContent)")
+    items = page.locator("#results > li")
+    ids = [items.nth(i).locator(".id").first.inner_text() for i in range(3)]
+    items.nth(0).locator("button.mark.like").click()
+    items.nth(1).locator("button.mark.like").click()
+    items.nth(2).locator("button.mark.unlike").click()
+    return ids
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_marked_results_stay_in_the_url_and_recommend_papers_like_them(browser, server, device):
+    size = {"width": 1280, "height": 900} if device == "desktop" else {"width": 390, "height": 844}
+    context = browser.new_context(viewport=size, is_mobile=device == "phone", has_touch=device == "phone")
+    context.set_default_timeout(90_000)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    liked_a, liked_b, unliked = _marked_search(page, server)
+    params = page.evaluate("new URLSearchParams(location.search).getAll('like').join(' ')")
+    assert params == f"{liked_a} {liked_b}"
+    assert page.evaluate("new URLSearchParams(location.search).get('unlike')") == unliked
+    shared = page.url
+    page.goto(shared)  # a shared link: the marks come back
+    page.locator("#results > li").first.wait_for()
+    page.wait_for_function("!document.getElementById('recommend').hidden")
+    assert page.locator("#recommend").inner_text() == "Recommend from these (2 liked, 1 not for me)"
+    assert page.locator("button.mark.like[aria-pressed=true]").count() == 2
+    page.locator("#recommend").click()
+    page.wait_for_function("document.getElementById('status').textContent.includes('like your')")
+    got = [page.locator("#results > li").nth(i).locator(".id").first.inner_text()
+           for i in range(page.locator("#results > li").count())]
+    assert got and not {liked_a, liked_b, unliked} & set(got)
+    assert page.locator("#results > li .closest").first.inner_text().startswith("closest to ")
+    assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+    assert errors == []
+    context.close()
+
+
+def test_evidence_is_marked_and_the_closest_sentence_underlined(page, server):
+    page.goto(server.url + "/?q=" + quote("discrete diffusion continuous-time Markov chains"))
+    first = page.locator("#results > li").first
+    first.wait_for()
+    assert first.locator("mark.word").count() >= 1
+    first.locator("button.toggle").click()
+    underlined = first.locator(".abstract .evidence-sentence")
+    underlined.wait_for()
+    assert "continuous-time Markov chains" in underlined.inner_text()
+    assert {m.lower() for m in first.locator(".abstract mark.word").all_inner_texts()} >= {"discrete", "diffusion"}
+
+
+def test_the_list_exports_for_a_reference_manager_and_a_library_file_recommends(page, server, tmp_path):
+    from embedsearch.corpus.bibtex import rows
+
+    page.goto(server.url + "/?q=" + quote("discrete diffusion") + "&k=3")
+    page.wait_for_function("document.querySelectorAll('#results > li').length === 3")
+    shown = [page.locator("#results > li").nth(i).locator(".id").first.inner_text() for i in range(3)]
+    with page.expect_download() as download:
+        page.locator("#export-bibtex").click()
+    file = tmp_path / "results.bib"
+    download.value.save_as(file)
+    assert [r["index_id"] for _, r in rows(file)] == shown
+    page.locator("#library-file").set_input_files(str(file))
+    page.wait_for_function("document.getElementById('status').textContent.includes('library: 3 matched')")
+    got = [page.locator("#results > li").nth(i).locator(".id").first.inner_text()
+           for i in range(page.locator("#results > li").count())]
+    assert got and not set(shown) & set(got)
+
+
+def test_saved_watches_are_listed_read_only(page, server, metadata_index):
+    from embedsearch import Index
+    from embedsearch.watch import Watch, add, remove
+
+    index = Index.load(metadata_index.path)
+    add(index, Watch("diffusion-digest", "discrete diffusion"))
+    try:
+        page.goto(server.url + "/")
+        page.locator("#watches").wait_for()
+        assert "diffusion-digest: discrete diffusion" in page.locator("#watch-list").inner_text()
+        assert page.locator("#watches button, #watches input").count() == 0
+    finally:
+        remove(index.path, "diffusion-digest")

@@ -7,8 +7,10 @@
 - ``title:word``, ``title:"a phrase"``: the title holds it (its words are searched too);
 - ``year:2020``, ``year:2019..2022``, ``year:>=2019`` (also ``>``, ``<=``, ``<``): the ``year`` field.
 
-A token ``name:value`` whose name is no field above is an error, as is a malformed year; each error quotes
-the token. Words and phrases match whole words, ignoring case, accents and punctuation."""
+A term starts a whitespace-separated token. A token ``name:value`` whose name is no field above is an error,
+as is a malformed year or a field with no value; each error quotes the token (``REFUSED`` states these rules
+as one pattern, for the API's schema). A query of narrowing terms only searches for the authors' names (or
+its own text). Words and phrases match whole words, ignoring case, accents and punctuation."""
 
 from __future__ import annotations
 
@@ -23,9 +25,21 @@ from .filters import Filter
 FIELDS = ("author", "title", "year")
 GRAMMAR = ('"exact phrase", -word, -"phrase", author:Name, author:"First Last", title:word, title:"phrase", '
            'year:2020, year:2019..2022, year:>=2019')
-_TOKEN = re.compile(r'(-?)(?:([A-Za-z_]+):)?(?:"([^"]*)"|(\S+))')
+_TOKEN = re.compile(r'(?<!\S)(-?)(?:([A-Za-z_]+):)?(?:"([^"]*)"(?!\S)|(\S+))')
 _NON_WORD = re.compile(r"[^\w]+")
+_YEARS = r"(?:\d{1,4}\.\.\d{1,4}|(?:>=|<=|>|<)?\d{1,4})"
 _YEAR = re.compile(r"^(?:(\d{1,4})\.\.(\d{1,4})|(>=|<=|>|<)?(\d{1,4}))$")
+
+
+def _anycase(word: str) -> str:
+    return "".join(f"[{c.upper()}{c}]" for c in word)
+
+
+_KNOWN = "|".join(_anycase(f) for f in FIELDS)
+# What ``parse`` refuses, as one pattern of the tokens it refuses (ECMA-262 and Python alike): a name that is
+# no field, a field with a blank quoted value, a year that is not one.
+REFUSED = (rf'(?:^|\s)-?(?:(?!(?:{_KNOWN}):)[A-Za-z_]+:(?!//)\S|(?:{_KNOWN}):"\s*"(?!\S)'
+           rf'|{_anycase("year")}:(?=\S)(?!{_YEARS}(?:\s|$)|"\s*{_YEARS}\s*"(?:\s|$)))')
 
 
 def plain(text: str | None) -> str:
@@ -89,9 +103,8 @@ def parse(raw: str) -> Query:
             words.append(value)
         else:
             filters += _years(value, token)
-    if not words and (without or authors or filters):
-        raise InputError(f"query {raw[:200]!r}: give words to search for; author:, year: and -exclusions only "
-                         "narrow a search")
+    if not words:
+        words = authors or [raw]
     return Query(" ".join(words).strip(), tuple(phrases), tuple(without), tuple(authors), tuple(titles),
                  tuple(filters))
 
@@ -103,7 +116,6 @@ def _years(value: str, token: str) -> list[Filter]:
                          "or year:>=2019")
     low, high, op, year = found.groups()
     if low is not None:
-        if int(low) > int(high):
-            raise InputError(f"{token!r} runs backwards; write year:{high}..{low}")
+        low, high = sorted((int(low), int(high)))
         return [Filter.parse(f"year>={low}"), Filter.parse(f"year<={high}")]
     return [Filter.parse(f"year{op or '='}{year}")]

@@ -30,7 +30,7 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
     """The service for the index or cluster at ``path``: JSON API, web page and topic map. Write endpoints
     need ``settings.writable`` and ``token``. With ``parts`` (a cluster's shards at a cut, on Ray Serve),
     searches are answered by the shards where they run."""
-    from . import api, duplicates, page, recommend, search
+    from . import api, duplicates, page, recommend, search, watches
 
     topics = TopicsState(settings.topics, settings.topics_retry_seconds)
     live = Live(Path(path), settings, on_change=topics.want, parts=parts)
@@ -49,7 +49,8 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
     service = api.Service(live, topics, settings, token)
     write = api.writer(service)
     for router in (search.router(service), api.documents_router(service, write), api.topics_router(service),
-                   duplicates.router(service), api.index_router(service, write), recommend.router(service)):
+                   duplicates.router(service), api.index_router(service, write), recommend.router(service),
+                   watches.router(service)):
         app.include_router(router)
     if settings.reviewers:
         from ..reviewers import Matcher

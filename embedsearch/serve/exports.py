@@ -8,7 +8,8 @@ from fastapi.responses import Response
 from ..corpus.export import MEDIA, paper_record, render
 
 SUFFIX = {"bibtex": ".bib", "ris": ".ris", "csl-json": ".json"}
-EXPORTS = {200: {"content": {media: {"schema": {"type": "string"}} for media in MEDIA.values()},
+EXPORTS = {200: {"content": {media: {"schema": {"type": "array", "items": {"type": "object"}} if kind == "csl-json"
+                                       else {"type": "string"}} for kind, media in MEDIA.items()},
                  "description": "The hits, or with `format` a reference-manager file."}}
 
 

@@ -19,6 +19,9 @@ from .guard import ApiError
 from .responses import RecommendOut, errors
 from .schemas import RecommendBody
 
+LIBRARY_SUFFIX = {**SUFFIX, "zotero-csv": ".csv"}
+
+
 def router(service: Any) -> APIRouter:
     api = APIRouter(tags=["search"])
 
@@ -31,7 +34,7 @@ def router(service: Any) -> APIRouter:
         found = None
         if body.library is not None:
             with tempfile.TemporaryDirectory(prefix="embedsearch-library-") as folder:
-                file = Path(folder) / f"library{SUFFIX[body.library.kind]}"
+                file = Path(folder) / f"library{LIBRARY_SUFFIX[body.library.kind]}"
                 file.write_text(body.library.text, encoding="utf-8")
                 found = match(served.reader, read_library(file))
             if not found.matched and not found.embedded:
@@ -39,7 +42,8 @@ def router(service: Any) -> APIRouter:
         unknown = [i for i in (*body.like, *body.unlike) if i not in served.index.documents.row_of]
         if unknown:
             raise ApiError(404, f"no document with id {unknown[0][:200]!r}; like and unlike take ids of the index")
-        result = recommend(served.reader, Seeds.of(body.like, body.unlike, found), body.k, body.filters,
+        unlike = [i for i in body.unlike if i not in body.like]
+        result = recommend(served.reader, Seeds.of(body.like, unlike, found), body.k, body.filters,
                            library=found)
         if body.format != "json":
             return exported(body.format, result.answer)

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from ..corpus import Document, parse_record
 from ..corpus.kinds import NUMBER, element
 from ..dedup import OnDuplicate
+from ..retrieval.query import REFUSED
 from ..retrieval.settings import Mode, Sort
 from .settings import LIMITS
 
@@ -34,6 +35,7 @@ NOT_BLANK = r"^[^\x00]*[^\x00\s][^\x00]*$"
 _CHAR = r"[^\x00]"
 TEXT = rf"^{_CHAR}*[^\x00\s\x1c-\x1f]{_CHAR}*$"  # \x1c-\x1f: space to Python, not to every engine
 WORDS = rf"^{_CHAR}*[^\W_]{_CHAR}*$"
+QUERY = rf"^(?![\s\S]*(?:{REFUSED})){_CHAR}*[^\W_]{_CHAR}*$"  # a search: words, in the grammar of retrieval.query
 _ID_END, _ID_CHAR = r"[^\s\x00-\x1f\x7f-\x9f\u2028\u2029]", r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]"
 ID = rf"^{_ID_END}(?:{_ID_CHAR}*{_ID_END})?$"
 PATH_ID = r"^[^\x00-\x1f\x7f]+$"  # what a path may hold (``guard.BodyLimit``); an unknown id is a 404
@@ -48,6 +50,8 @@ Text = Annotated[str, Field(min_length=1, max_length=LIMITS.text_chars, pattern=
                  AfterValidator(_clean)]
 Words = Annotated[str, Field(min_length=1, max_length=LIMITS.text_chars, pattern=NOT_BLANK, **stated(WORDS)),
                   AfterValidator(_clean)]
+QueryText = Annotated[str, Field(min_length=1, max_length=LIMITS.text_chars, pattern=NOT_BLANK, **stated(QUERY)),
+                      AfterValidator(_clean)]
 Id = Annotated[str, Field(min_length=1, max_length=LIMITS.id_chars, pattern=r"^[^\x00]+$", **stated(ID)),
                AfterValidator(_clean)]
 Title = Annotated[str, Field(max_length=2_000, **stated(rf"^{_CHAR}*$")), AfterValidator(_clean)]
@@ -83,7 +87,7 @@ class Strict(BaseModel):
 
 
 class SearchBatch(Strict):
-    queries: list[Words] = Field(min_length=1, max_length=LIMITS.batch)
+    queries: list[QueryText] = Field(min_length=1, max_length=LIMITS.batch)
     k: K = 10
     offset: Offset = 0
     mode: Mode | None = None
@@ -201,11 +205,21 @@ ExportFormat = Literal["json", "bibtex", "ris", "csl-json"]
 class LibraryText(Strict):
     """A reader's library file sent as text (the page's import): its kind and contents."""
 
-    kind: Literal["bibtex", "ris", "csl-json"]
+    kind: Literal["bibtex", "ris", "csl-json", "zotero-csv"]
     text: Annotated[str, Field(min_length=1, max_length=LIMITS.body_bytes), AfterValidator(_clean)]
 
 
+def _seeds(schema: dict[str, Any]) -> None:
+    """The schema says what ``recommend`` needs: a liked id, or a library (an id both liked and unliked is liked)."""
+    schema["anyOf"] = [{"required": ["like"], "properties": {"like": {"minItems": 1}}}, {"required": ["library"]}]
+    schema["properties"]["library"].pop("default", None)
+    prop = schema["properties"]["library"]
+    prop.update(next(s for s in prop.pop("anyOf") if s.get("type") != "null"))
+
+
 class RecommendBody(Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_seeds)
+
     like: list[Id] = Field(default=[], max_length=LIMITS.add)
     unlike: list[Id] = Field(default=[], max_length=LIMITS.add)
     library: LibraryText | None = None

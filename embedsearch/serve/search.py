@@ -15,7 +15,7 @@ from .exports import EXPORTS, exported
 from .guard import ApiError
 from .live import Served
 from .responses import SearchBatchOut, SearchOut, SimilarOut, errors
-from .schemas import WORDS, ExportFormat, Mode, SearchBatch, SimilarText
+from .schemas import QUERY, ExportFormat, Mode, SearchBatch, SimilarText
 from .settings import LIMITS
 
 SORT = Query("relevance", description="relevance, or newest / oldest first (by date or year) among the most "
@@ -42,7 +42,7 @@ def router(service: Service) -> APIRouter:
     @api.get("/search", dependencies=[only("q", "k", "offset", "mode", "filter", "display", "format", "sort")],
              response_model=SearchOut, response_model_exclude_unset=True, responses={**errors(414), **EXPORTS})
     def search(q: str = Query(..., description=f"Free-text query in the grammar: {GRAMMAR}.", json_schema_extra={
-                   "pattern": WORDS, "maxLength": LIMITS.get_query_chars}), k: int = Query(10, ge=1, le=LIMITS.k),
+                   "pattern": QUERY, "maxLength": LIMITS.get_query_chars}), k: int = Query(10, ge=1, le=LIMITS.k),
                offset: int = Query(0, ge=0, le=LIMITS.offset, description="Results to skip: the next page "
                                                                          "starts at offset + k."),
                mode: Mode | None = None,

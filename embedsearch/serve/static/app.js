@@ -136,6 +136,10 @@ function stateFromForm() {
   if ($("mode").value !== "hybrid") params.set("mode", $("mode").value);
   if ($("k").value && $("k").value !== "10") params.set("k", $("k").value);
   for (const f of activeFilters()) params.append("filter", f);
+  const now = new URLSearchParams(location.search);  // desk.js's marks stay in the URL (before it has loaded too)
+  const marks = typeof desk !== "undefined" ? desk : {like: now.getAll("like"), unlike: now.getAll("unlike")};
+  for (const id of marks.like) params.append("like", id);
+  for (const id of marks.unlike) params.append("unlike", id);
   return params;
 }
 
@@ -174,7 +178,9 @@ function renderHits(list, hits, abstracts = false, append = false) {
       el("span", {className: "id", textContent: hit.id}));
     toggle.setAttribute("aria-expanded", "false");
     toggle.addEventListener("click", () => toggleDetail(hit, toggle, detail));
-    list.append(el("li", {className: `hit ${hit.match}`}, toggle, detail));
+    const item = el("li", {className: `hit ${hit.match}`}, toggle, detail);
+    list.append(item);
+    if (typeof decorate === "function") decorate(hit, item);  // desk.js: marks, evidence
   }
 }
 
@@ -207,7 +213,9 @@ async function toggleDetail(hit, toggle, detail) {
   const mapLink = el("a", {href: `/map?focus=${encodeURIComponent(hit.id)}`, textContent: "Show on the topic map"});
   const ranking = hit.bm25 !== null && hit.cosine !== null && hit.score !== hit.cosine
     ? ` · ranked by ${$("mode").value === "lexical" ? "BM25" : "fused"} score ${hit.score.toFixed(3)}` : "";
-  detail.append(mathText("p", {className: "abstract"}, shown(hit).text), meta,
+  const abstract = typeof evidenceAbstract === "function" ? evidenceAbstract(hit, shown(hit).text)
+    : mathText("p", {className: "abstract"}, shown(hit).text);
+  detail.append(abstract, meta,
                 el("div", {className: "actions"}, paperLink(hit.id, "Paper page"), similarButton, mapLink),
                 similarList);
   try {
@@ -257,6 +265,7 @@ async function run(push) {
     const body = await page(q, k, mode, filters, 0, inflight.signal);
     renderHits($("results"), body.hits);
     onScreen = {q, k, mode, filters, hits: body.hits};
+    if (typeof desk !== "undefined") desk.view = null;
     $("status").textContent = status(body) + (capped ? ` (at most ${MAX_K} per page)` : "");
     $("more").hidden = !body.more;
     if (body.hits.length) $("score-note").textContent = scoreNote(mode);
