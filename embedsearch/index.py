@@ -20,14 +20,13 @@ from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique
 from .embedding.embed import check_fingerprint
 from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
 from .engine.distributed import job_map
-from .errors import IndexStoreError, InputError, UnknownIdError
+from .errors import IndexStoreError, UnknownIdError
 from .retrieval import filters as flt
-from .retrieval.evidence import explain
-from .retrieval.find import find_many
+from .recommend.facade import Recommends
+from .retrieval.find import Finds
 from .retrieval.parts import Fanout
-from .retrieval.query import parse
 from .retrieval.search import Answer, check_query
-from .retrieval.settings import Mode, SearchSettings, Sort
+from .retrieval.settings import Mode, SearchSettings
 from .store.batches import Batch
 from .store.layout import MANIFEST, check_target, default_home, real_path, size_on_disk
 from .store.folders import ClusterFolder, IndexFolder, open_folder
@@ -39,14 +38,12 @@ from .version import __version__
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport
     from .engine.settings import RaySettings
-    from .recommend import Recommendations
-    from .recommend.settings import RecommendSettings
     from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"
 
 
-class Index(Writes):
+class Index(Writes, Finds, Recommends):
     """A searchable corpus on disk, one index or a cluster of shards. Use ``Index.build``, ``Index.from_sources``,
     ``Index.load``, ``Index.bundled`` or ``split``."""
 
@@ -201,18 +198,6 @@ class Index(Writes):
         """Answer many queries with one batched encode; ``filters`` restrict by metadata (``year>=2024``)."""
         return self.reader.search_many(queries, k, mode, filters)
 
-    def find(self, query: str, k: int = 10, mode: Mode | None = None, filters: Sequence[str | flt.Filter] = (),
-             sort: Sort = "relevance") -> Answer:
-        """A query in the grammar the CLI, API and page share (``retrieval.query``: ``"phrases"``, ``-words``,
-        ``author:``, ``title:``, ``year:``), in ``sort`` order, each hit with its ``evidence``."""
-        return self.find_many([query], k, mode, filters, sort)[0]
-
-    def find_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
-                  filters: Sequence[str | flt.Filter] = (), sort: Sort = "relevance") -> list[Answer]:
-        parsed = [parse(check_query(q)) for q in queries]
-        answers = find_many(self.reader, parsed, k, mode, filters, sort)
-        return [explain(self.snapshot, a, q.text) for a, q in zip(answers, parsed)]
-
     @property
     def reader(self) -> Fanout:
         """The searches of the version read, this process reading every part (``retrieval.parts``)."""
@@ -232,22 +217,6 @@ class Index(Writes):
     def similar_to_text(self, text: str, k: int = 10) -> Answer:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
         return self.reader.similar_to_text(text, k)
-
-    def recommend(self, like: Sequence[str] = (), unlike: Sequence[str] = (), library: str | Path | None = None,
-                  k: int = 10, filters: Sequence[str | flt.Filter] = (),
-                  settings: RecommendSettings | None = None) -> Recommendations:
-        """Papers like the ``like`` ids and a ``library`` file's entries (matched to the index, or embedded) and
-        unlike ``unlike``: one seed is ``similar``; several, a linear classifier fitted for this request."""
-        from .corpus.library import read_library
-        from .recommend import Seeds, recommend
-        from .recommend.library import match
-        from .recommend.settings import RecommendSettings
-
-        found = match(self.reader, read_library(Path(library))) if library is not None else None
-        if found is not None and not found.matched and not found.embedded:
-            raise InputError(f"--library {library}: no entry matches a paper of {self.path} or carries a title or "
-                             f"abstract ({found.summary()})")
-        return recommend(self.reader, Seeds.of(like, unlike, found), k, filters, settings or RecommendSettings(), found)
 
     def check(self, deep: bool = False) -> list[str]:
         """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes

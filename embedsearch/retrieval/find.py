@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..errors import check_choice
+from ..store.snapshot import Snapshot
+from .evidence import explain
 from .filters import Filter
 from .parts import Fanout
-from .query import Query
-from .search import Answer, Hit, check_k
+from .query import Query, parse
+from .search import Answer, Hit, check_k, check_query
 from .settings import SORTS, Mode, Sort
 
 DEPTH = 300
@@ -51,3 +53,23 @@ def when(hit: Hit) -> str:
     """A hit's date as sortable text: its ``date`` field (ISO), else its ``year``; empty when it has neither."""
     value = hit.metadata.get("date") or hit.metadata.get("year")
     return "" if value is None or isinstance(value, bool) else str(value)
+
+
+class Finds:
+    """The facade's searches in the grammar (``Index`` inherits them); the class provides ``reader`` and
+    ``snapshot``."""
+
+    reader: Fanout
+    snapshot: Snapshot
+
+    def find(self, query: str, k: int = 10, mode: Mode | None = None, filters: Sequence[str | Filter] = (),
+             sort: Sort = "relevance") -> Answer:
+        """A query in the grammar the CLI, API and page share (``retrieval.query``: ``"phrases"``, ``-words``,
+        ``author:``, ``title:``, ``year:``), in ``sort`` order, each hit with its ``evidence``."""
+        return self.find_many([query], k, mode, filters, sort)[0]
+
+    def find_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
+                  filters: Sequence[str | Filter] = (), sort: Sort = "relevance") -> list[Answer]:
+        parsed = [parse(check_query(q)) for q in queries]
+        answers = find_many(self.reader, parsed, k, mode, filters, sort)
+        return [explain(self.snapshot, a, q.text) for a, q in zip(answers, parsed)]
