@@ -40,7 +40,7 @@ for mode in ("dense", "lexical", "hybrid"):
 for name, call in (("find", lambda q: index.find(q, 10)),
                    ("recommend", lambda q: index.recommend(like=[f"s{i}" for i in range(1, 6)], k=10)),
                    ("recommend_unlike", lambda q: index.recommend(like=["s1", "s2", "s3"], unlike=["s7", "s8"], k=10))):
-    call(QUERIES[0])
+    call(sys.argv[2])
     samples = []
     for q in json.loads(sys.argv[3]) * 4:
         t = time.perf_counter(); call(q); samples.append(time.perf_counter() - t)

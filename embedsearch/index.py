@@ -23,6 +23,7 @@ from .engine.distributed import job_map
 from .errors import IndexStoreError, UnknownIdError
 from .retrieval import filters as flt
 from .recommend.facade import Recommends
+from .retrieval.evidence import explain
 from .retrieval.find import Finds
 from .retrieval.parts import Fanout
 from .retrieval.search import Answer, check_query
@@ -211,12 +212,13 @@ class Index(Writes, Finds, Recommends):
         return self.documents.get([row])[0]
 
     def similar(self, doc_id: str, k: int = 10) -> Answer:
-        """Papers related to a document of the index, itself excluded (``similar_to_text`` for new text)."""
-        return self.reader.similar(doc_id, k)
+        """Papers related to a document of the index, itself excluded (``similar_to_text`` for new text), each
+        with its ``evidence`` (the sentence closest to the paper)."""
+        return explain(self.snapshot, self.reader.similar(doc_id, k), seeds=[self.document(doc_id).embed_text])
 
     def similar_to_text(self, text: str, k: int = 10) -> Answer:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
-        return self.reader.similar_to_text(text, k)
+        return explain(self.snapshot, self.reader.similar_to_text(text, k), seeds=[text])
 
     def check(self, deep: bool = False) -> list[str]:
         """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes

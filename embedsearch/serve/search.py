@@ -72,7 +72,8 @@ def router(service: Service) -> APIRouter:
         served = service.current()
         if doc_id not in served.index.documents.row_of:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
-        hits = served.reader.similar(doc_id, k)
+        hits = explain(served.index.snapshot, served.reader.similar(doc_id, k),
+                       seeds=[served.index.document(doc_id).embed_text])
         if format != "json":
             return exported(format, hits)
         return {"id": doc_id, "generation": served.index.generation, **hits_json(hits, display)}
@@ -81,6 +82,7 @@ def router(service: Service) -> APIRouter:
     def similar_text(body: SimilarText):
         """Papers related to an abstract's text."""
         served = service.current()
-        return {"generation": served.index.generation, **hits_json(served.reader.similar_to_text(body.text, body.k), body.display)}
+        hits = explain(served.index.snapshot, served.reader.similar_to_text(body.text, body.k), seeds=[body.text])
+        return {"generation": served.index.generation, **hits_json(hits, body.display)}
 
     return api
