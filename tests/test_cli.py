@@ -24,7 +24,8 @@ def test_search_json_lines_have_the_contract_fields(built):
     _, index = built
     out = run_cli("search", "robot arm policies", "--index", str(index), "-k", "2", "--json", check=True).stdout
     hits = [json.loads(line) for line in out.splitlines()]
-    assert [set(h) for h in hits] == [{"rank", "id", "score", "title", "text", "cosine", "bm25", "match", "metadata"}] * 2
+    assert [set(h) for h in hits] == [{"rank", "id", "score", "title", "text", "cosine", "bm25", "match", "metadata",
+                                       "evidence"}] * 2
     assert hits[0]["id"] == "c" and hits[0]["rank"] == 1 and hits[0]["title"] == "Robot VLA"
     assert -1 <= hits[0]["cosine"] <= 1 and hits[0]["bm25"] > 0 and isinstance(hits[0]["metadata"], dict)
     dense = json.loads(run_cli("search", "robot arm policies", "--index", str(index), "-k", "1", "--json", "--mode",
