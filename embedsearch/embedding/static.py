@@ -31,8 +31,9 @@ class StaticVectors:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, one per text (zero for a text of stop words only)."""
         out = np.zeros((len(texts), self.matrix.shape[1]), dtype=np.float32)
+        batch = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)  # no offsets: faster
         encoded = [self.tokenizer.encode(texts[0], add_special_tokens=False)] if len(texts) == 1 else \
-            self.tokenizer.encode_batch(texts, add_special_tokens=False)
+            batch(texts, add_special_tokens=False)
         pieces = [np.asarray(e.ids, dtype=np.int64) for e in encoded]
         pieces = [p[(p < len(self.keep))][self.keep[p[p < len(self.keep)]]] for p in pieces]
         counts = np.array([len(p) for p in pieces])
