@@ -237,9 +237,16 @@ def _flip(file) -> None:
     file.write_bytes(bytes(data))
 
 
+def _default_fit(index):
+    """The folder the default topic fit of ``index`` is saved in (other tests may have saved other fits)."""
+    from embedsearch.topics.model import FOLDER, _key
+
+    return index.path / FOLDER / _key(index.snapshot, TopicSettings().resolve(len(index)))
+
+
 @pytest.mark.parametrize("name", ["model.json", "coordinates.npy", "centroids-0.npy", "centroids-1.npy"])
 def test_a_flipped_byte_in_saved_topics_is_named_by_check_and_fitted_again(model, index_copy, name, caplog):
-    folder = next(p for p in (index_copy.path / "topics").iterdir() if (p / "model.json").exists())
+    folder = _default_fit(index_copy)
     _flip(folder / name)
     assert any(str(folder / name) in p for p in index_copy.check(deep=True))
     with caplog.at_level("WARNING", logger="embedsearch.topics"):
@@ -251,7 +258,7 @@ def test_a_flipped_byte_in_saved_topics_is_named_by_check_and_fitted_again(model
 
 
 def test_check_exits_3_naming_a_damaged_topic_file(model, index_copy):
-    folder = next(p for p in (index_copy.path / "topics").iterdir() if (p / "model.json").exists())
+    folder = _default_fit(index_copy)
     _flip(folder / "coordinates.npy")
     result = run_cli("check", "--index", str(index_copy.path))
     assert result.returncode == 3 and "coordinates.npy" in result.stdout + result.stderr, result.stderr
