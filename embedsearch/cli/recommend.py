@@ -11,6 +11,7 @@ import typer
 from . import exports
 from .app import IndexOpt, JsonOpt, KOpt, app, friendly, one_line, open_index
 from .exports import BibOpt, CslOpt, ForceExportOpt, RisOpt
+from .search import why
 
 
 @app.command()
@@ -46,9 +47,8 @@ def recommend(like: list[str] = typer.Option([], "--like", help="Id of a paper y
             typer.echo(json.dumps(hit.to_json(), ensure_ascii=False))
     else:
         for hit in found.answer:
-            closest = ", ".join(f"{one_line(c['seed'])} {c['cosine']:.2f}" for c in hit.evidence["closest_seeds"])
             typer.echo(f"{hit.rank:>3}  {hit.score:.3f} {hit.match:<7}  {one_line(hit.id)}  {one_line(hit.preview)}"
-                       f"\n       closest to {closest}")
+                       f"\n       {why(hit)}")
         if not found.answer:
             typer.echo("no results")
         typer.echo(f"method: {found.method} over {len(found.seeds.like) + len(found.seeds.texts)} liked and "

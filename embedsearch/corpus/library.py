@@ -4,7 +4,6 @@ naming the file and line, beside the entries that were read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,3 @@ def _zotero(path: Path):
 def text_of(entry: dict[str, Any]) -> str:
     """What an unmatched entry is embedded from: its title and abstract, or its title alone."""
     return " ".join(p for p in (entry.get("title"), entry.get("abstract")) if p)
-
-
-def iter_entries(rows: list[tuple[str, dict[str, Any] | Problem]]) -> Iterator[tuple[str, dict[str, Any]]]:
-    return ((where, row) for where, row in rows if not isinstance(row, Problem))

@@ -60,6 +60,9 @@ def recommend(reader: Fanout, seeds: Seeds, k: int = 10, filters: Sequence[str |
         raise UnknownIdError(f"no document with id {unknown[0][:200]!r} in {snapshot.root}"
                              f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''}; --like and --unlike "
                              "take ids of the index")
+    if library is not None and not library.matched and not library.embedded:
+        raise InputError(f"the library: no entry matches a paper of {snapshot.root} or carries a title or abstract "
+                         f"({library.summary()})")
     if not seeds.like and not seeds.texts:
         raise InputError("recommendations need at least one liked paper: --like ID or a --library that matches "
                          "or carries text")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InputError
 from ..retrieval.filters import Filter
 from ..retrieval.parts import Fanout
 from . import Recommendations
@@ -29,7 +28,4 @@ class Recommends:
         from .library import match
 
         found = match(self.reader, read_library(Path(library))) if library is not None else None
-        if found is not None and not found.matched and not found.embedded:
-            raise InputError(f"--library {library}: no entry matches a paper of {self.path} or carries a title or "
-                             f"abstract ({found.summary()})")
         return recommend(self.reader, Seeds.of(like, unlike, found), k, filters, settings or RecommendSettings(), found)

@@ -15,7 +15,6 @@ from ..recommend import Seeds, recommend
 from ..recommend.library import match
 from .api import hits_json
 from .exports import EXPORTS, SUFFIX, exported
-from .guard import ApiError
 from .responses import RecommendOut, errors
 from .schemas import RecommendBody
 
@@ -37,11 +36,6 @@ def router(service: Any) -> APIRouter:
                 file = Path(folder) / f"library{LIBRARY_SUFFIX[body.library.kind]}"
                 file.write_text(body.library.text, encoding="utf-8")
                 found = match(served.reader, read_library(file))
-            if not found.matched and not found.embedded:
-                raise ApiError(422, f"library: no entry matches a paper or carries text ({found.summary()})")
-        unknown = [i for i in (*body.like, *body.unlike) if i not in served.index.documents.row_of]
-        if unknown:
-            raise ApiError(404, f"no document with id {unknown[0][:200]!r}; like and unlike take ids of the index")
         unlike = [i for i in body.unlike if i not in body.like]
         result = recommend(served.reader, Seeds.of(body.like, unlike, found), body.k, body.filters,
                            library=found)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ class Watch:
     filters: tuple[str, ...] = ()
     created: str = ""
     last_run: str = ""
-    runs: int = field(default=0)
+    runs: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "like": list(self.like), "unlike": list(self.unlike), "filters": list(self.filters)}
