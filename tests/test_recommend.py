@@ -45,10 +45,10 @@ def test_seeds_of_one_kind_bring_that_kind_and_are_never_returned(papers, label)
 def test_unlikes_push_their_kind_down_and_are_never_returned(papers):
     index, rows = papers
     likes, unlikes = of(rows, "cond-mat", 3), of(rows, "math", 4) + of(rows, "astro-ph", 4)
-    before = index.recommend(like=likes, k=40).answer
-    after = index.recommend(like=likes, unlike=unlikes, k=40).answer
+    before = index.recommend(like=likes, k=60).answer  # 40 papers per kind: at 60 the others come in
+    after = index.recommend(like=likes, unlike=unlikes, k=60).answer
     kinds = lambda answer: sum(rows[h.id]["label"] in ("math", "astro-ph") for h in answer)  # noqa: E731
-    assert kinds(after) < kinds(before)
+    assert kinds(after) <= kinds(before) - 5  # 22 -> 13 here, over background seeds 0-4
     assert not set(unlikes) & {h.id for h in after}
 
 

@@ -126,6 +126,7 @@ async function recommendNow(library) {
     $("score-note").textContent = "Ordered by the recommendation's score; the label is the closest liked paper's cosine.";
     offerExport(found.hits, "", "dense");
   } catch (e) { $("status").textContent = e.message; }
+  $("status").scrollIntoView({block: "start"});  // the answer is above the button (out of sight on a phone)
 }
 
 const KINDS = {bib: "bibtex", ris: "ris", json: "csl-json", csv: "zotero-csv"};
