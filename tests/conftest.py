@@ -113,7 +113,8 @@ def latent_topics(tmp_path_factory, bundled_index):
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 BROWSER_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--enable-unsafe-swiftshader"]  # WebGL (the map) on the CPU: SwiftShader, no GPU needed
 
 
 def _sentences(text):

@@ -1,8 +1,11 @@
-"""The topic map as a person sees it: loaded in headless Chromium, points counted, search and click used."""
+"""The topic map as a person sees it: loaded in headless Chromium (WebGL on SwiftShader), every point drawn,
+search and click used, labels read back as boxes at several zooms on a phone and a desktop."""
 
-
+import numpy as np
 import pytest
 from conftest import run_cli
+
+CTMC = "001_d172d3709162399d:3"
 
 
 @pytest.fixture(scope="module")
@@ -12,134 +15,165 @@ def page_file(bundled_index, tmp_path_factory):
     return out
 
 
+def open_map(browser, path, width=1366, height=900):
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 700)
+    page = context.new_page()
+    page.errors = []
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.outside = []
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
+               else (page.outside.append(route.request.url), route.abort()))
+    page.goto(path.as_uri())
+    page.wait_for_function("window.embedsearchMap && embedsearchMap.ready", timeout=60_000)
+    return context, page
+
+
 def test_page_is_self_contained_and_png_is_written(page_file):
     import re
 
     page = page_file.read_text()
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=[\"']https?:", page)
+    assert "@import" not in page and "fonts.googleapis" not in page
     png = page_file.with_suffix(".png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
-def test_map_renders_every_point_search_highlights_and_click_shows_abstract(browser, page_file, bundled_index):
-    page = browser.new_page()
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    outside = []
-    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-               else (outside.append(route.request.url), route.abort()))
-    page.goto(page_file.as_uri())
-    page.wait_for_selector(".scatterlayer .point")
-    traces = page.evaluate("document.getElementById('plotly-map').data.length")
-    points = page.evaluate("document.querySelectorAll('.scatterlayer .point').length")  # highlight trace is empty
-    assert points == len(bundled_index) and traces >= 7
-
+def test_map_draws_every_point_search_rings_and_click_shows_abstract(browser, page_file, bundled_index):
+    context, page = open_map(browser, page_file)
+    assert page.evaluate("embedsearchMap.drawn") == len(bundled_index)
+    assert page.locator("#count").inner_text().startswith(f"{len(bundled_index)} papers drawn")
     page.fill("#search", "continuous-time Markov chains")
     page.wait_for_function("document.getElementById('count').dataset.matches !== undefined")
-    highlighted = page.evaluate("() => { const d = document.getElementById('plotly-map').data; "
-                                "return d[d.length - 1].customdata.map(c => c[0]); }")
-    ids = bundled_index.documents.ids
-    assert "001_d172d3709162399d:3" in [ids[i] for i in highlighted]
-    assert page.locator("#count").inner_text().startswith(f"{len(highlighted)} matching")
+    ringed = page.evaluate("embedsearchMap.ringed().map(i => embedsearchMap.id(i))")
+    texts = {d.id: (d.title or "") + " " + d.text for d in bundled_index.documents}
+    assert CTMC in ringed and all("continuous-time markov chains" in texts[i].lower() for i in ringed)
+    assert page.locator("#count").inner_text().startswith(f"{len(ringed)} matching")
 
-    page.locator(".scatterlayer .trace").first.locator(".point").first.click(force=True)
-    page.wait_for_selector("#paper h3")
+    row = page.evaluate(f"[...Array(embedsearchMap.drawn).keys()].find(i => embedsearchMap.id(i) === '{CTMC}')")
+    x, y = page.evaluate(f"embedsearchMap.screen({row})")
+    page.mouse.move(x, y)
+    page.wait_for_timeout(300)  # the point under the cursor is found on the next frame
+    page.mouse.click(x, y)
+    page.wait_for_function("document.querySelector('#paper .topic') !== null")
+    assert page.locator("#paper .topic").inner_text().startswith(CTMC)
     assert len(page.locator("#paper p").inner_text()) > 200
-    assert errors == [] and outside == []  # works offline: nothing was fetched from the network
+    assert page.errors == [] and page.outside == []  # works offline: nothing was fetched from the network
+    context.close()
 
 
-def test_large_maps_draw_a_sample_that_keeps_every_topic(latent_topics, tmp_path):
+def test_a_sample_is_drawn_only_when_asked_and_keeps_every_topic(latent_topics, tmp_path):
+    import base64
+    import gzip
     import json
     import re
-
-    import numpy as np
 
     from embedsearch.topics.maps import shown_rows, write_html
 
     index, _ = latent_topics
     model = index.topics()
     assigned = np.asarray(model.assignments[0])
+    assert len(shown_rows(assigned)) == len(assigned)
     rows = shown_rows(assigned, 300, seed=model.settings["seed"])
-    assert np.array_equal(rows, shown_rows(assigned, 300, seed=model.settings["seed"])) and 290 <= len(rows) <= 300 + 5 * 11
+    assert np.array_equal(rows, shown_rows(assigned, 300, seed=model.settings["seed"])) and 290 <= len(rows) <= 355
     assert set(assigned[rows]) == set(assigned)
     share = {t: np.mean(assigned == t) for t in set(assigned)}
     assert all(abs(np.mean(assigned[rows] == t) - s) < 0.03 for t, s in share.items())
     page = write_html(model, index.documents, tmp_path / "map.html", "sample", max_points=300).read_text()
-    docs = json.loads(re.search(r"const DOCS = (\[.*?\]);\n", page).group(1).replace("<\\/", "</"))
-    assert len(docs) == len(rows) and [d["id"] for d in docs] == [index.documents.ids[r] for r in rows]
-    assert f"{len(rows):,} of {len(index):,} papers shown" in page
+    data = json.loads(re.search(r'id="map-data">(.*?)</script>', page, re.S).group(1).replace("<\\/", "</"))
+    ids = gzip.decompress(base64.b64decode(data["ids"])).decode().split("\n")
+    assert data["n"] == len(rows) and ids == [index.documents.ids[r] for r in rows]
+    assert f"{len(rows):,} of {len(index):,} papers drawn" in page
     everything = write_html(model, index.documents, tmp_path / "all.html", "all").read_text()
-    assert f"{len(index):,} papers, {len(model.topics())} topics" in everything
+    assert f"{len(index):,} papers drawn, {len(model.topics())} topics" in everything
 
 
-def twelve_topics():
-    """A map of 12 crowded topics with long labels (as an arXiv map has), and its documents."""
-    import numpy as np
-
+def two_levels():
+    """12 crowded topics with long names under 4 broad ones (as an arXiv map has), and their documents."""
     from embedsearch import Document
     from embedsearch.topics.results import Topic, TopicModel
 
     rng = np.random.default_rng(0)
     centres = rng.uniform(-4, 4, size=(12, 2))
     centres[0], centres[1] = (-7, 0), (7, 5)  # at the left edge and the top right: labels would leave the plot
-    assigned = np.repeat(np.arange(12), 25)
-    coords = (centres[assigned] + rng.normal(scale=0.5, size=(300, 2))).astype(np.float32)
-    ids = tuple(f"p{i}" for i in range(300))
+    assigned = np.repeat(np.arange(12), 40)
+    coords = (centres[assigned] + rng.normal(scale=0.5, size=(480, 2))).astype(np.float32)
+    ids = tuple(f"p{i}" for i in range(480))
     words = ["neutrino spectrum", "general relativity", "cosmology", "spacetime", "quantum groups", "graphs"]
-    topics = tuple(Topic(t, f"{words[t % 6]}, {words[(t + 1) % 6]} and {words[(t + 2) % 6]} {t}", 25, (),
-                         (ids[t * 25],), tuple(ids[t * 25:(t + 1) * 25]), None) for t in range(12))
-    model = TopicModel((topics,), (tuple(int(a) for a in assigned),), ids, (), {"seed": 0}, coords,
-                       (np.zeros((12, 4), dtype=np.float32),))
+    fine = tuple(Topic(t, f"kw {t}", 40, (), (ids[t * 40],), tuple(ids[t * 40:(t + 1) * 40]), t % 4,
+                       f"{words[t % 6]} in depth {t}") for t in range(12))
+    broad = tuple(Topic(b, f"kw broad {b}", 120, (), (), tuple(i for i, a in zip(ids, assigned) if a % 4 == b), None,
+                        f"broad field {b}") for b in range(4))
+    model = TopicModel((fine, broad), (tuple(int(a) for a in assigned), tuple(int(a) % 4 for a in assigned)), ids,
+                       (), {"seed": 0}, coords, (np.zeros((12, 4), dtype=np.float32), np.zeros((4, 4), dtype=np.float32)))
     docs = [Document(i, f"Paper {i} studies {words[int(a) % 6]} in depth. More text follows here.")
             for i, a in zip(ids, assigned)]
     return model, docs
 
 
 @pytest.mark.parametrize("width, height", [(390, 844), (1366, 900)])
-def test_the_map_fits_a_phone_and_a_desktop_with_labels_inside_that_never_overlap(browser, tmp_path, width,
-                                                                                 height):
-    """12 topics: on a phone the plot takes the width and the legend folds into the side panel; on either
-    screen every label shown lies inside the plot, no two overlap, and most are shown; a search lists what
-    it rings, and a listed paper opens on a click."""
+def test_labels_follow_the_zoom_inside_the_plot_over_their_own_topics_and_never_overlap(browser, tmp_path, width,
+                                                                                       height):
+    """At three zooms, on a phone and a desktop: every label lies inside the map, no two overlap, each sits
+    over its own topic's points; zooming in shows the finer topics; the legend folds away on a phone."""
     from embedsearch.topics.maps import write_html
 
-    model, docs = twelve_topics()
-    path = write_html(model, docs, tmp_path / "map.html", "twelve topics")
-    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 700)
-    page = context.new_page()
-    page.goto(path.as_uri())
-    page.wait_for_selector(".scatterlayer .point")
-    page.wait_for_function("document.getElementById('plotly-map').dataset.placed !== undefined")
-    plot = page.locator("#plotly-map").bounding_box()
+    model, docs = two_levels()
+    path = write_html(model, docs, tmp_path / "map.html", "two levels")
+    context, page = open_map(browser, path, width, height)
     narrow = width < 700
     assert page.evaluate("document.documentElement.scrollWidth") <= width
-    assert page.evaluate("document.getElementById('plotly-map').layout.showlegend") is (not narrow)
+    area = page.locator("#map").bounding_box()
     if narrow:
-        assert plot["width"] >= 0.9 * width
-        area = page.locator(".nsewdrag").first.bounding_box()
-        assert area["width"] >= 0.8 * width  # no legend beside the points
-        assert page.locator("#legend-list li").count() == 12 and page.locator("#legend-list").is_visible()
+        assert area["width"] >= 0.95 * width and not page.locator("#legend-list ul").is_visible()
+        page.locator("#legend-list summary").click()
+        assert page.locator("#legend-list li").count() == 12
     else:
-        assert not page.locator("#legend-list").is_visible()
-    boxes = page.evaluate("""() => {
-        const area = document.querySelector('.nsewdrag').getBoundingClientRect();
-        const shown = [...document.querySelectorAll('.annotation')].filter((a) => a.getAttribute('style') === null
-            || !a.getAttribute('style').includes('none')).map((a) => a.querySelector('rect.bg') || a);
-        return {area: [area.left, area.top, area.right, area.bottom],
-                boxes: shown.map((a) => { const r = a.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }),
-                visible: document.getElementById('plotly-map').layout.annotations.filter((a) => a.visible !== false).length};
-    }""")
-    left, top, right, bottom = boxes["area"]
-    shown = boxes["boxes"]
-    assert len(shown) == boxes["visible"] >= (6 if narrow else 9)
-    assert all(b[0] >= left - 1 and b[2] <= right + 1 and b[1] >= top - 1 and b[3] <= bottom + 1 for b in shown)
-    assert not [(a, b) for n, a in enumerate(shown) for b in shown[n + 1:]
-                if a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1]
+        assert page.locator("#legend-list ul").is_visible()
+    topic_of = {t.title: {t.id} for t in model.levels[0]} | {
+        t.title: {f.id for f in model.levels[0] if f.parent == t.id} for t in model.levels[1]}
+    assigned = np.asarray(model.assignments[0])
+    seen = []
+    anchors = page.evaluate("JSON.parse(document.getElementById('map-data').textContent).labels"
+                            ".filter(l => l.level === 0 && l.scale !== null).map(l => [l.x, l.y])")
+    for factor, at in [(1, None), (2.5, anchors[0]), (3, anchors[-1])]:  # zoomed in over two fine topics
+        if factor > 1:
+            page.evaluate(f"embedsearchMap.zoom({factor}, {at[0]}, {at[1]})")
+            page.wait_for_timeout(400)
+        labels = page.evaluate("embedsearchMap.labels()")
+        area = page.evaluate("(() => { const r = document.getElementById('map').getBoundingClientRect(); return {"
+                             "x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height}; })()")
+        assert labels, f"no label at zoom {factor}"
+        seen.append({b["text"] for b in labels})
+        for b in labels:
+            assert area["x"] - 0.5 <= b["x"] and b["x"] + b["width"] <= area["x"] + area["width"] + 0.5
+            assert area["y"] - 0.5 <= b["y"] and b["y"] + b["height"] <= area["y"] + area["height"] + 0.5
+        assert not [(a["text"], b["text"]) for n, a in enumerate(labels) for b in labels[n + 1:]
+                    if a["x"] < b["x"] + b["width"] - 0.5 and b["x"] < a["x"] + a["width"] - 0.5
+                    and a["y"] < b["y"] + b["height"] - 0.5 and b["y"] < a["y"] + a["height"] - 0.5]
+        screen = np.array(page.evaluate(f"[...Array({len(assigned)}).keys()].map(i => embedsearchMap.screen(i))"))
+        for b in labels:
+            under = (screen[:, 0] >= b["x"]) & (screen[:, 0] <= b["x"] + b["width"]) & \
+                    (screen[:, 1] >= b["y"]) & (screen[:, 1] <= b["y"] + b["height"])
+            if under.sum() >= 3:
+                topics = next(v for k, v in topic_of.items() if k.startswith(b["text"].rstrip("…")))
+                own = np.isin(assigned[under], list(topics))
+                assert own.mean() >= 0.6, (b["text"], factor, own.mean())
+    fine_names = {t.title for t in model.levels[0]}
+    assert ((seen[1] | seen[2]) & fine_names) - seen[0]  # closer in, finer topics are named
+    assert page.errors == []
+    context.close()
+
+
+def test_search_lists_what_it_rings_and_a_listed_paper_opens(browser, tmp_path):
+    from embedsearch.topics.maps import write_html
+
+    model, docs = two_levels()
+    context, page = open_map(browser, write_html(model, docs, tmp_path / "map.html", "two levels"))
     page.fill("#search", "cosmology")
     page.wait_for_function("document.querySelectorAll('#found li').length > 0")
-    assert page.locator("#found li").count() == page.evaluate(
-        "document.getElementById('plotly-map').data.at(-1).x.length")
+    ringed = page.evaluate("embedsearchMap.ringed()")
+    assert len(ringed) == sum("cosmology" in d.text for d in docs) == page.locator("#found li").count()
     page.locator("#found li button").first.click()
     page.wait_for_selector("#paper h3")
     assert "cosmology" in page.locator("#paper p").inner_text()

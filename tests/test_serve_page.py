@@ -175,16 +175,15 @@ def test_keyboard_only_and_phone_width(browser, server):
     context.close()
 
 
-def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_toolbar(page, server):
+def test_served_map_rings_meaning_search_hits_and_reads_abstracts_from_the_api(page, server):
     server.wait_for_topics()
     page.goto(server.url + f"/map?focus={CTMC}")
-    page.wait_for_selector(".scatterlayer .point")
+    page.wait_for_function("window.embedsearchMap && embedsearchMap.ready", timeout=60_000)
     page.wait_for_function("document.querySelector('#paper p').textContent.includes('Neural CTMC')")
     assert "\\textbf" not in page.locator("#paper p").inner_text()  # the abstract comes rendered from the API
     page.fill("#search", "how robots learn from video")
     page.wait_for_function("document.getElementById('count').textContent.includes('ringed')")
-    ringed = page.evaluate("() => { const d = document.getElementById('plotly-map').data; "
-                           "return d[d.length - 1].text; }")
+    ringed = page.evaluate("embedsearchMap.ringed().map(i => embedsearchMap.id(i))")
     assert "000_bb58e7a7d5c95935:11" in ringed  # by meaning: no abstract holds the phrase, word search rings none
     assert len(ringed) <= 10  # the best few, not half the map
     listed = page.locator("#found li button")  # and listed beside the map, by title or first words
@@ -192,8 +191,7 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
     robots = ringed.index("000_bb58e7a7d5c95935:11")
     page.fill("#search", "zzzqqq xyzzy")
     page.wait_for_function("document.getElementById('count').textContent.startsWith('No close match')")
-    assert page.evaluate("() => { const d = document.getElementById('plotly-map').data; "
-                         "return d[d.length - 1].text.length; }") == 0
+    assert page.evaluate("embedsearchMap.ringed().length") == 0
     assert page.locator("h2").inner_text().startswith("corpus: 57 papers")  # the corpus's name, not the folder's
     assert page.get_by_role("link", name="← Search the papers").get_attribute("href").startswith("/")
     assert page.locator(f"#paper a[href='/paper/{quote(CTMC, safe='')}']").count() == 1
@@ -206,15 +204,13 @@ def test_served_map_rings_meaning_search_hits_and_keeps_the_legend_clear_of_the_
         page.fill("#search", "how robots learn from video")
         page.wait_for_function("document.getElementById('count').textContent.includes('ringed')")
         page.screenshot(path=str(Path(shots) / "serve-map.png"))
-    page.hover("#plotly-map")
-    toolbar, legend = page.locator(".modebar").bounding_box(), page.locator(".legend").bounding_box()
-    assert toolbar["y"] + toolbar["height"] <= legend["y"] or toolbar["x"] + toolbar["width"] <= legend["x"]
+    assert page.evaluate("embedsearchMap.drawn") == 57
 
 
 def test_the_served_map_charts_topics_over_time(page, server):
     server.wait_for_topics()
     page.goto(server.url + "/map")
-    page.wait_for_selector(".scatterlayer .point")
+    page.wait_for_function("window.embedsearchMap && embedsearchMap.ready", timeout=60_000)
     page.get_by_role("button", name="Topics over time").click()
     page.wait_for_function("document.querySelectorAll('#over-time-plot .scatterlayer .trace').length > 0")
     periods = page.evaluate("() => document.getElementById('over-time-plot').data[0].x")
@@ -338,13 +334,12 @@ def test_the_map_at_phone_width(browser, server):
     context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
     page = context.new_page()  # a phone: without a viewport tag it would lay the page out at 980 px
     page.goto(server.url + "/map")
-    page.wait_for_selector(".scatterlayer .point")
+    page.wait_for_function("window.embedsearchMap && embedsearchMap.ready", timeout=60_000)
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
-    box = page.locator("#plotly-map").bounding_box()
+    box = page.locator("#map").bounding_box()
     assert box["width"] <= 375 and box["height"] > 300
     shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
     if shots:
-        page.wait_for_function("document.getElementById('plotly-map').dataset.placed !== undefined")
         page.screenshot(path=str(Path(shots) / "serve-map-phone.png"))
     context.close()
 

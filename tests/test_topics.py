@@ -26,7 +26,7 @@ def test_every_paper_is_in_exactly_one_topic_or_unassigned(model, bundled_index)
     out = model.to_json()
     seen = [m for t in out["topics"] for m in t["members"]] + out["unassigned"]
     assert sorted(seen) == sorted(bundled_index.documents.ids)
-    assert set(out["topics"][0]) == {"id", "label", "size", "keywords", "representatives", "members", "parent"}
+    assert set(out["topics"][0]) == {"id", "name", "label", "size", "keywords", "representatives", "members", "parent"}
 
 
 def test_labels_are_readable_keywords_without_stop_words(model):

@@ -12,7 +12,6 @@ import typer
 from ..dedup.settings import DedupSettings
 from ..errors import InputError
 from ..disk.durable import durable_file
-from ..topics.maps import MAX_POINTS
 from ..topics.settings import TopicSettings
 from .app import (EngineOpt, ForceOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index,
                   ray_settings)
@@ -159,7 +158,7 @@ def topics(index: str | None = IndexOpt, as_json: bool = JsonOpt, min_size: int 
             typer.echo(json.dumps({"query": query, "topics": [{**t.to_json(), "cosine": round(s, 4)}
                                                               for t, s in nearest]}, ensure_ascii=False))
         for topic, score in ([] if as_json else nearest):
-            typer.echo(f"{score:.3f}  topic {topic.id} ({topic.size} papers): {topic.label}")
+            typer.echo(f"{score:.3f}  topic {topic.id} ({topic.size} papers): {topic.title} [{topic.label}]")
         return
     if as_json:
         typer.echo(json.dumps(model.to_json(level), ensure_ascii=False))
@@ -172,7 +171,7 @@ def topics(index: str | None = IndexOpt, as_json: bool = JsonOpt, min_size: int 
     docs = {d.id: d for d in idx.documents.get([idx.documents.row_of[r] for t in shown for r in t.representatives])}
     for topic in shown:
         parent = f", inside topic {topic.parent} at level {level + 1}" if topic.parent is not None else ""
-        typer.echo(f"\ntopic {topic.id}: {topic.label}  ({topic.size} papers{parent})")
+        typer.echo(f"\ntopic {topic.id}: {topic.title}  ({topic.size} papers{parent})")
         typer.echo(f"  keywords: {', '.join(topic.keywords[:8])}")
         for rep in topic.representatives:
             paper = docs[rep].readable()
@@ -187,14 +186,14 @@ def map_(index: str | None = IndexOpt, out: Path = typer.Option(Path("map.html")
          level: int = typer.Option(0, "--level", min=0), sample: int = SampleOpt, refit: bool = RefitOpt,
          engine: str = EngineOpt,
          ray_address: str | None = RayAddressOpt,
-         max_points: int = typer.Option(MAX_POINTS, "--max-points",
-                                        help="Draw at most about this many papers on the page (a sample keeping "
-                                             "each topic's share); the PNG draws all."),
+         max_points: int | None = typer.Option(None, "--max-points",
+                                               help="Draw at most about this many papers on the page (a sample "
+                                                    "keeping each topic's share); by default all. The PNG draws all."),
          force: bool = ForceOpt) -> None:
     """An interactive, self-contained HTML topic map (works offline); --png adds a static image."""
     from ..topics.maps import write_html, write_png
 
-    if max_points < 1:
+    if max_points is not None and max_points < 1:
         raise InputError(f"--max-points must be at least 1, got {max_points}")
     outputs = [("--out", out)] + ([("--png", out.with_suffix(".png"))] if png else [])
     if png and out.suffix.lower() == ".png":

@@ -1,6 +1,6 @@
 """The web page at ``/`` (static HTML, CSS and JavaScript shipped with the package: no CDN, works
-offline) and the topic map at ``/map``, rendered from the topics the service holds, with plotly served
-by the app and a search box that asks the API."""
+offline) and the topic map at ``/map``, rendered from the topics the service holds, with a search box that
+asks the API; plotly, served by the app, draws its topics over time."""
 
 from __future__ import annotations
 
@@ -111,8 +111,7 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
             shards = f" in {len(index.snapshot.parts)} shards" if index.snapshot.parts else ""
             title = f"{index.name}: {len(model.ids)} papers{shards}, {len(model.topics(level))} topics"
             rendered.clear()
-            page_html = render_html(model, documents, title, level, plotly_src="/static/plotly.min.js",
-                                    search_api="/search")
+            page_html = render_html(model, documents, title, level, search_api="/search")
             field = time_field(live.current.fields)
             rendered[key] = page_html if field is None else \
                 page_html.replace("</body>", over_time_panel(field, level) + "</body>", 1)
@@ -129,7 +128,7 @@ def time_field(fields: list[dict]) -> str | None:
 
 def over_time_panel(field: str, level: int) -> str:
     """The "Topics over time" button and chart (``static/over_time.js``) for ``field``, added to the served map."""
-    return f'<script src="/static/over_time.js" data-field="{html.escape(field)}" data-level="{int(level)}"></script>\n'
+    return '<script src="/static/plotly.min.js"></script>\n' + f'<script src="/static/over_time.js" data-field="{html.escape(field)}" data-level="{int(level)}"></script>\n'
 
 
 def _documents(live: Live, ready):

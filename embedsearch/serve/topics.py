@@ -75,7 +75,7 @@ class TopicsState:
         """A document's topic in the newest model ready (None before one is, or for a newer document)."""
         ready = self.ready
         found = ready.model.topic_of(doc_id) if ready is not None and doc_id in ready.model.row_of else None
-        return None if found is None else {"id": found.id, "label": found.label, "size": found.size}
+        return None if found is None else {"id": found.id, "name": found.title, "label": found.label, "size": found.size}
 
     def _run(self) -> None:
         failed, delay = None, self.retry_seconds

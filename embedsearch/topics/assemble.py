@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import InputError
 from . import umap_hdbscan as cl
 from .labels import CANDIDATES, by_meaning, keywords, label
+from .names import names
 from .results import Topic, TopicModel
 
 
@@ -53,13 +54,15 @@ def assemble(corpus: Corpus, labels: np.ndarray, coordinates: np.ndarray, resolv
         topic_ids = list(range(assigned.max() + 1))
         centre = cl.centroids(embeddings, assigned)
         words = by_meaning(keywords(corpus.texts, assigned, topic_ids, top=CANDIDATES), centre, corpus.encode)
+        named = names(corpus.texts, assigned, topic_ids, centre, corpus.encode)
         above = per_level[depth + 1] if depth + 1 < len(per_level) else None
         topics = []
         for t in topic_ids:
             rows = np.flatnonzero(assigned == t)
             closest = rows[np.argsort(-(embeddings[rows] @ centre[t]), kind="stable")[:3]]
             topics.append(Topic(t, label(words[t]), len(rows), tuple(words[t][:10]), tuple(ids[r] for r in closest),
-                                tuple(ids[r] for r in rows), int(above[rows[0]]) if above is not None else None))
+                                tuple(ids[r] for r in rows), int(above[rows[0]]) if above is not None else None,
+                                named[t]))
         levels.append(tuple(topics))
         centres.append(centre)
     meta = {**asdict(resolved), "requested": asdict(requested), "fitted_documents": len(ids),

@@ -27,8 +27,9 @@ from .results import Topic, TopicModel
 from .sample import fit_and_assign
 
 FOLDER = "topics"
-FORMAT = 5  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus;
-#            4: labels chosen by meaning; 5: checksums.json)
+FORMAT = 6  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus;
+#            4: labels chosen by meaning; 5: checksums.json;
+#            6: phrase names)
 CHECKSUMS = "checksums.json"
 log = logging.getLogger("embedsearch.topics")
 
@@ -163,7 +164,8 @@ def load(folder: Path) -> TopicModel:
     try:
         payload = json.loads((folder / "model.json").read_text())
         levels = tuple(tuple(Topic(t["id"], t["label"], t["size"], tuple(t["keywords"]),
-                                   tuple(t["representatives"]), tuple(t["members"]), t["parent"]) for t in level)
+                                   tuple(t["representatives"]), tuple(t["members"]), t["parent"], t.get("name", ""))
+                             for t in level)
                        for level in payload["levels"])
         if any(f"centroids-{d}.npy" not in records for d in range(len(levels))):
             raise KeyError("centroids")

@@ -13,7 +13,8 @@ from ..errors import InputError
 
 @dataclass(frozen=True)
 class Topic:
-    """One topic at one level: readable label, keywords, representative and member ids, enclosing topic."""
+    """One topic at one level: a phrase that names it, its keyword label and keywords, representative and
+    member ids, enclosing topic."""
 
     id: int
     label: str
@@ -22,9 +23,15 @@ class Topic:
     representatives: tuple[str, ...]
     members: tuple[str, ...]
     parent: int | None
+    name: str = ""
+
+    @property
+    def title(self) -> str:
+        """The name a person reads: the phrase, or the keyword label where no phrase was chosen."""
+        return self.name or self.label
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "label": self.label, "size": self.size, "keywords": list(self.keywords),
+        return {"id": self.id, "name": self.title, "label": self.label, "size": self.size, "keywords": list(self.keywords),
                 "representatives": list(self.representatives), "members": list(self.members),
                 "parent": self.parent}
 

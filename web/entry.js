@@ -1,0 +1,3 @@
+import createScatterplot, { createRenderer } from 'regl-scatterplot';
+window.createScatterplot = createScatterplot;
+window.createScatterplotRenderer = createRenderer;
