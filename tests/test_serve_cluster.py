@@ -251,7 +251,8 @@ def test_topics_and_the_map_cover_every_shard_once_fitted_in_the_background(serv
     assert any(len({shard_of[m] for m in t["members"]}) == 2 for t in body["topics"])
     topic = body["topics"][0]
     paper = client.get(f"/documents/{topic['members'][0]}").json()
-    assert paper["topic"] == {"id": topic["id"], "label": topic["label"], "size": topic["size"]}
+    assert paper["topic"] == {"id": topic["id"], "name": topic["name"], "label": topic["label"],
+                             "size": topic["size"]}
     page = client.get("/map")
     assert page.status_code == 200 and "2 shards" in page.text, page.text[:300]
     import base64, gzip, json, re

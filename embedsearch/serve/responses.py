@@ -77,6 +77,7 @@ class SimilarOut(HitsOut):
 
 class TopicRef(BaseModel):
     id: int
+    name: str = Field(description="A phrase that names the topic (the keyword label where none was chosen).")
     label: str
     size: int
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from .results import TopicModel
+
 PURITY = 2 / 3
 SCALES = 50 * 2 ** (np.arange(0, 45) / 4)  # px per map unit: from a thumbnail to ~2,000x a desktop's first view
 POOL = 20_000
@@ -58,6 +60,14 @@ def short(text: str) -> str:
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1].rstrip(" ,;-") + "…"
 
 
+def of_model(model: TopicModel, coords: np.ndarray, level: int = 0) -> list[MapLabel]:
+    """The labels of ``model`` drawn at ``level`` (coloured by it): its topics and every coarser level's."""
+    depths = range(level, len(model.levels))
+    return place(coords, [np.asarray(model.assignments[d]) for d in depths],
+                 [{t.id: t.title for t in model.levels[d]} for d in depths],
+                 [{t.id: t.size for t in model.levels[d]} for d in depths], model.settings.get("seed", 0))
+
+
 def place(coords: np.ndarray, assignments: list[np.ndarray], names: list[dict[int, str]], sizes: list[dict[int, int]],
           seed: int = 0) -> list[MapLabel]:
     """Labels for every topic of every level in ``assignments`` (finest first; ``coords`` in map units, rows
@@ -74,16 +84,11 @@ def place(coords: np.ndarray, assignments: list[np.ndarray], names: list[dict[in
                 continue
             text = short(name)
             width, height = box_size(text, font)
-            own = assigned[pool] == topic
-            if own.sum() < 3:
-                own = np.zeros(len(pool), dtype=bool)
-                rows = np.flatnonzero(assigned == topic)
-                pool_t = np.concatenate([pool, rows])
-                own = np.concatenate([own, np.ones(len(rows), dtype=bool)])
-            else:
-                pool_t = pool
-            x, y = _anchor(coords[pool_t], own, rng)
-            scale = _pure_from(coords[pool_t], own, x, y, width, height)
+            rows = pool if (assigned[pool] == topic).sum() >= 3 else \
+                np.union1d(pool, np.flatnonzero(assigned == topic))  # a small topic the subsample misses
+            own = assigned[rows] == topic
+            x, y = _anchor(coords[rows], own, rng)
+            scale = _pure_from(coords[rows], own, x, y, width, height)
             labels.append(MapLabel(text, level, int(topic), x, y, width, height, font, scale))
     order = sorted(range(len(labels)), key=lambda i: (-labels[i].level, -sizes[labels[i].level][labels[i].topic]))
     return _layout([labels[i] for i in order])

@@ -60,10 +60,7 @@ def pack(model: TopicModel, documents: Any, level: int = 0, max_points: int | No
     topic = colour_of[np.where(assigned[rows] >= 0, assigned[rows], len(topics))].astype("<u2")
     block = np.concatenate([quantised[:, 0], quantised[:, 1], topic]).tobytes()
     titles, ids, abstracts = _texts(documents, rows, texts and len(rows) <= TEXTS_UP_TO)
-    levels = [np.asarray(a) for a in model.assignments[level:]]
-    names = [{t.id: t.title for t in model.levels[lv]} for lv in range(level, len(model.levels))]
-    sizes = [{t.id: t.size for t in model.levels[lv]} for lv in range(level, len(model.levels))]
-    labels = map_labels.place(coords, levels, names, sizes, model.settings.get("seed", 0))
+    labels = map_labels.of_model(model, coords, level)
     return {"n": int(len(rows)), "total": len(model.ids), "points": _blob(block), "titles": _blob("\n".join(titles)),
             "ids": _blob("\n".join(ids)), "texts": _blob("\n".join(abstracts)) if abstracts else None,
             "topics": [{"id": t.id, "name": t.title, "label": t.label, "size": t.size} for t in topics],

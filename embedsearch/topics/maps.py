@@ -82,16 +82,14 @@ def write_png(model: TopicModel, path: Path, title: str, level: int = 0, width: 
     for topic in model.topics(level):
         rows = assigned == topic.id
         ax.scatter(coords[rows, 0], coords[rows, 1], s=dot, color=cmap(topic.id % 20), alpha=0.8, linewidths=0)
-    levels = [np.asarray(a) for a in model.assignments[level:]]
-    names = [{t.id: t.title for t in model.levels[lv]} for lv in range(level, len(model.levels))]
-    sizes = [{t.id: t.size for t in model.levels[lv]} for lv in range(level, len(model.levels))]
-    labels = map_labels.place(coords, levels, names, sizes, model.settings.get("seed", 0))
+    labels = map_labels.of_model(model, coords, level)
+    broad = len(model.levels) - level == 1
     for label, left, top in map_labels.visible(labels, scale, (0.0, 0.0), (width, height)):
         x0, y0 = left / width, 1 - (top + label.height) / height
         ax.add_patch(plt.Rectangle((x0, y0), label.width / width, label.height / height, transform=fig.transFigure,
                                    facecolor="white", alpha=0.72, edgecolor="none"))
         fig.text(x0 + label.width / 2 / width, y0 + label.height / 2 / height, label.text, ha="center", va="center",
-                 fontsize=label.font * 0.75 * 0.92, weight="bold" if label.level > 0 or len(levels) == 1 else "normal")
+                 fontsize=label.font * 0.75 * 0.92, weight="bold" if label.level > 0 or broad else "normal")
     fig.text(0.01, 0.99, title, ha="left", va="top", fontsize=12)
     with durable_file(path, binary=True) as fh:
         fig.savefig(fh, format="png", dpi=dpi)

@@ -41,11 +41,12 @@ function project(x, y) {
 }
 function scale() { return size()[1] / 2 * view[5]; }
 
+const ONE_LEVEL = LABELS.every(l => l.level === 0);
 const nodes = LABELS.map(l => {
   const d = document.createElement("div");
   d.textContent = l.text; d.title = l.text;
   Object.assign(d.style, {width: l.w + "px", height: l.h + "px", lineHeight: l.h + "px", fontSize: l.font + "px",
-                          fontWeight: l.level > 0 || LABELS.every(m => m.level === 0) ? "600" : "500", display: "none"});
+                          fontWeight: l.level > 0 || ONE_LEVEL ? "600" : "500", display: "none"});
   layer.append(d);
   return d;
 });
@@ -132,10 +133,12 @@ function ring(hits, note, names) {
   }));
 }
 
+function fold() {  // on a phone the legend folds away: the map keeps the screen
+  document.getElementById("legend-list").open = !window.matchMedia("(max-width: 700px)").matches;
+}
 function legend() {
-  const narrow = window.matchMedia("(max-width: 700px)").matches, details = document.getElementById("legend-list");
-  details.open = !narrow;  // on a phone the legend folds away: the map keeps the screen
-  details.querySelector("ul").replaceChildren(...TOPICS.map((topic, t) => {
+  fold();
+  document.querySelector("#legend-list ul").replaceChildren(...TOPICS.map((topic, t) => {
     const b = document.createElement("button"), swatch = document.createElement("span");
     swatch.className = "swatch"; swatch.style.background = COLOURS[t];
     b.append(swatch, `${topic.id}: ${topic.name} (${topic.size})`); b.title = topic.label;
@@ -217,6 +220,6 @@ window.embedsearchMap = {
     show(i); ring([i], "showing " + params.get("focus"), null);
   }
   if (params.get("q")) { box.value = params.get("q"); box.dispatchEvent(new Event("input")); }
-  window.addEventListener("resize", () => { legend(); queueLabels(); });
+  window.addEventListener("resize", () => { fold(); queueLabels(); });
   state.ready = true;
 })();
