@@ -160,3 +160,97 @@ def test_unknown_ids_in_a_conflicts_file_and_an_infeasible_request_write_nothing
     before = scores.read_bytes()
     result = run_cli("assign", "--scores", str(scores), "--max-load", "4", "--out", str(scores), "--force")
     assert result.returncode == 2 and "one of this command's inputs" in result.stderr and scores.read_bytes() == before
+
+
+RANDOMIZED = dict(per_paper=2, max_load=4, min_load=1, objective="randomized", max_probability=0.5)
+
+
+@pytest.mark.parametrize("perturbation", [0.0, 0.2])
+def test_randomized_draws_match_their_marginals_and_every_draw_meets_every_constraint(perturbation):
+    matrix = np.random.default_rng(0).random((10, 7)).round(3)
+    scores = table(matrix, {(0, 1), (3, 3)})
+    settings = AssignSettings(**RANDOMIZED, perturbation=perturbation)
+    first = assign(scores, settings)
+    marginals = {(s, r): p for s, r, p in first.marginals}
+    assert max(marginals.values()) <= 0.5 + 1e-12 and ("s0", "r1") not in marginals
+    assert all(abs(sum(p for (s, _), p in marginals.items() if s == f"s{i}") - 2) < 1e-9 for i in range(10))
+    draws, counts = 2000, {}
+    for seed in range(draws):
+        result = assign(scores, AssignSettings(**RANDOMIZED, perturbation=perturbation, seed=seed))
+        check(result, scores, settings, {(0, 1), (3, 3)})
+        for s, r, _ in result.pairs:
+            counts[(s, r)] = counts.get((s, r), 0) + 1
+    assert set(counts) <= set(marginals)
+    z = [abs(counts.get(k, 0) / draws - p) / np.sqrt(p * (1 - p) / draws) for k, p in marginals.items() if p < 1]
+    assert max(z) < 4.5, max(z)  # 45-odd pairs: a 4.5-sigma miss by chance has odds under 1 in 3,000
+    s = first.summary
+    assert s["largest_pair_probability"] == 0.5 and s["expected_of_optimum"] < 1
+    assert s["deterministic_optimum"] == assign(scores, AssignSettings(2, 4, 1)).summary["total_affinity"]
+    assert assign(scores, AssignSettings(**RANDOMIZED, seed=7)).pairs == assign(scores, AssignSettings(**RANDOMIZED,
+                                                                                                       seed=7)).pairs
+
+
+def test_randomized_maximises_expected_affinity_within_the_caps():
+    """Against scipy's LP over the same caps: the flow's expected total is the LP optimum; the perturbed
+    objective trades a little of it for more pairs that could be drawn."""
+    from scipy.optimize import linprog
+
+    matrix = np.random.default_rng(5).random((8, 6)).round(3)
+    n, m = matrix.shape
+    a_eq = np.zeros((n, n * m))
+    a_ub = np.zeros((m, n * m))
+    for i in range(n):
+        a_eq[i, i * m:(i + 1) * m] = 1
+    for j in range(m):
+        a_ub[j, j::m] = 1
+    lp = linprog(-matrix.ravel(), A_ub=np.vstack([a_ub, -a_ub]), b_ub=np.r_[np.full(m, 4), np.full(m, -1)],
+                 A_eq=a_eq, b_eq=np.full(n, 2), bounds=(0, 0.5))
+    plain = assign(table(matrix), AssignSettings(**RANDOMIZED)).summary
+    spread = assign(table(matrix), AssignSettings(**RANDOMIZED, perturbation=0.3)).summary
+    assert plain["expected_total"] == pytest.approx(-lp.fun, abs=1e-6)
+    assert spread["expected_total"] < plain["expected_total"] and spread["support_pairs"] > plain["support_pairs"]
+
+
+def test_randomized_names_what_the_caps_make_impossible():
+    matrix = np.ones((3, 3))
+    with pytest.raises(InputError, match=r"--max-probability 0.3.*\(s0, s1, s2\)"):
+        assign(table(matrix), AssignSettings(per_paper=2, max_load=3, objective="randomized", max_probability=0.3))
+    with pytest.raises(InputError, match=r"--max-probability 0.5.* 1 submission\(s\) \(s0\)"):
+        assign(table(np.ones((3, 5)), {(0, 0), (0, 1)}), AssignSettings(per_paper=2, max_load=3,
+                                                                         objective="randomized"))
+
+
+def test_min_score_is_broken_only_for_submissions_that_need_it_and_they_are_named():
+    matrix = np.array([[0.9, 0.8, 0.1], [0.9, 0.05, 0.02], [0.7, 0.6, 0.5]])
+    result = assign(table(matrix), AssignSettings(per_paper=2, max_load=3, min_score=0.3))
+    assert result.summary["below_min_score"] == ["s1"]
+    assert all(v >= 0.3 for s, _, v in result.pairs if s != "s1")
+    traded = np.array([[0.9, 0.31], [0.5, 0.2]])  # the best total (1.1) needs the 0.2 pair; 0.81 needs none
+    result = assign(table(traded), AssignSettings(per_paper=1, max_load=1, min_score=0.3))
+    assert result.summary["below_min_score"] == [] and {(s, r) for s, r, _ in result.pairs} == {("s0", "r1"),
+                                                                                               ("s1", "r0")}
+
+
+def test_the_command_runs_a_randomized_assignment_with_bids_and_writes_its_marginals(tmp_path):
+    matrix = np.random.default_rng(2).random((12, 6)).round(4)
+    matrix[0] = [0.9, 0.1, 0.1, 0.1, 0.1, 0.1]
+    scores = write_scores(tmp_path / "scores.csv", matrix)
+    (tmp_path / "bids.csv").write_text("submission,reviewer,bid\ns0,r1,Very High\ns0,r0,very_low\ns1,r9,High\n")
+    out, marg = tmp_path / "a.csv", tmp_path / "m.csv"
+    args = ["assign", "--scores", str(scores), "--per-paper", "2", "--max-load", "5", "--objective", "randomized",
+            "--max-probability", "0.6", "--perturbation", "0.1", "--seed", "4", "--bids", str(tmp_path / "bids.csv"),
+            "--out", str(out), "--marginals", str(marg)]
+    bad = run_cli(*args)
+    assert bad.returncode == 2 and "bids.csv:4: unknown reviewer 'r9'" in bad.stderr and not out.exists()
+    (tmp_path / "bids.csv").write_text("submission,reviewer,bid\ns0,r1,Very High\ns0,r0,very_low\n")
+    result = run_cli(*args, check=True)
+    assert "score = 1*affinity + 1*bid" in result.stderr and "of the deterministic optimum" in result.stderr
+    with marg.open() as fh:
+        probability = {(r["submission"], r["reviewer"]): float(r["probability"]) for r in csv.DictReader(fh)}
+    assert max(probability.values()) <= 0.6 and probability[("s0", "r1")] == 0.6 and ("s0", "r0") not in probability
+    with out.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert all(probability[(r["submission"], r["reviewer"])] > 0 for r in rows) and len(rows) == 24
+    first = out.read_text()
+    run_cli(*args, "--force", check=True)
+    assert out.read_text() == first, "the same seed draws the same assignment"

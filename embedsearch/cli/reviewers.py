@@ -81,8 +81,24 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
            max_load: int = typer.Option(..., "--max-load", help="Most submissions per reviewer."),
            min_load: int = typer.Option(0, "--min-load", help="Fewest submissions per reviewer."),
            conflicts: Path | None = typer.Option(None, "--conflicts", help="CSV of submission,reviewer conflicts."),
-           objective: str = typer.Option("total", "--objective", help="total (most affinity) or fair (the weakest "
-                                                                      "pair as strong as possible, then the total)."),
+           objective: str = typer.Option("total", "--objective", help="total (most affinity), fair (the weakest "
+                                                                      "pair as strong as possible, then the total) or "
+                                                                      "randomized (a draw within probability caps)."),
+           max_probability: float = typer.Option(0.5, "--max-probability", help="randomized: no pair more likely."),
+           perturbation: float = typer.Option(0.0, "--perturbation", help="randomized: maximise score*(x - B*x^2) "
+                                                                          "to spread probability (NeurIPS 2024: 0.1)."),
+           seed: int = typer.Option(0, "--seed", help="randomized: which draw (the same seed, the same draw)."),
+           pair_limits: Path | None = typer.Option(None, "--pair-limits", help="randomized: CSV submission,reviewer,"
+                                                                               "max_probability (rounded down to the "
+                                                                               "probability unit)."),
+           marginals: Path | None = typer.Option(None, "--marginals", help="randomized: CSV to write each pair's "
+                                                                           "probability."),
+           bids: Path | None = typer.Option(None, "--bids", help="CSV submission,reviewer,bid (Very High ... Very Low "
+                                                                 "or -1..1)."),
+           weights: str = typer.Option("affinity=1,bid=1", "--weights", help="The score: a weighted sum of affinity "
+                                                                             "and bid."),
+           min_score: float | None = typer.Option(None, "--min-score", help="No pair below this score unless a "
+                                                                             "submission cannot be covered otherwise."),
            alternates: int = typer.Option(0, "--alternates", help="Best unassigned reviewers listed per submission."),
            out: Path | None = OutOpt, as_json: bool = typer.Option(False, "--json", help="The summary, pairs and "
                                                                                        "alternates as one object."),
@@ -90,30 +106,81 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
     """Assign reviewers to submissions within loads and conflicts (min-cost flow, OR-Tools)."""
     from ..reviewers import AssignSettings
     from ..reviewers import assign as solve
+    from ..reviewers import bids as extra
     from ..reviewers.conflicts import read_pairs
     from ..reviewers.scores import read
+    from .output import check_output
 
-    settings = AssignSettings(per_paper, max_load, min_load, objective, alternates)
-    target = _target(out, force, as_json, [scores, conflicts])
-    if not scores.is_file():
-        raise InputError(f"--scores {scores}: no such file")
+    settings = AssignSettings(per_paper, max_load, min_load, objective, alternates, max_probability, perturbation,
+                              seed, min_score)
+    if objective != "randomized" and (pair_limits or marginals):
+        raise InputError("--pair-limits and --marginals belong to --objective randomized")
+    inputs = [scores, conflicts, bids, pair_limits]
+    target = _target(out, force, as_json, inputs)
+    written_marginals = None if marginals is None else _side_output(marginals, force, inputs + [out], check_output)
+    for flag, path in (("--scores", scores), ("--conflicts", conflicts), ("--bids", bids),
+                       ("--pair-limits", pair_limits)):
+        if path is not None and not path.is_file():
+            raise InputError(f"{flag} {path}: no such file")
+    weight = extra.weights(weights)
     table = read(scores)
     if conflicts is not None:
-        if not conflicts.is_file():
-            raise InputError(f"--conflicts {conflicts}: no such file")
         table = table.with_conflicts(read_pairs(conflicts, table.submissions, table.reviewers))
-    result = solve(table, settings)
+    notes = []
+    if bids is not None:
+        values, outside = extra.read_pair_values(bids, table, "bid", extra.bid_value, "--bids")
+        table = extra.aggregate(table, values, weight)
+        notes.append(f"score = {extra.formula(weight)}" + (f"; {outside:,} bid(s) on pairs not in --scores ignored "
+                                                            "(write every pair with `affinity --all`)" if outside else ""))
+    caps = None
+    if pair_limits is not None:
+        import numpy as np
+
+        limits, outside = extra.read_pair_values(pair_limits, table, "max_probability", extra.probability,
+                                                 "--pair-limits")
+        caps = np.where(np.isnan(limits), max_probability, limits)
+    if len(table.score) > 200_000:
+        typer.echo(f"solving over {len(table.score):,} candidate pairs ({objective})...", err=True)
+    result = solve(table, settings, caps, progress=True)
+    if bids is not None:
+        result.summary["score"] = extra.formula(weight)
     if target is not None:
         with durable_file(Path(os.path.realpath(target)), newline="") as fh:
             fh.write("submission,reviewer,score\n")
             fh.writelines(f"{s},{r},{v:.6f}\n" for s, r, v in result.pairs)
+    if written_marginals is not None:
+        with durable_file(Path(os.path.realpath(written_marginals)), newline="") as fh:
+            fh.write("submission,reviewer,probability\n")
+            fh.writelines(f"{s},{r},{p:.6f}\n" for s, r, p in result.marginals)
     if as_json:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
         return
-    s = result.summary
-    typer.echo(f"assigned {len(result.pairs):,} reviews: {s['submissions']:,} submissions x {s['per_paper']}, "
-               f"{s['reviewers']:,} reviewers within loads {s['min_load']}-{s['max_load']} ({s['objective']})", err=True)
+    _report(result.summary, notes)
+
+
+def _side_output(path: Path, force: bool, inputs: list[Path | None], check_output) -> Path:
+    """A second file a command writes: never one of its inputs or its --out."""
+    if any(p is not None and p.exists() and os.path.realpath(p) == os.path.realpath(path) for p in inputs):
+        raise InputError(f"--marginals {path} is one of this command's inputs or --out; name another file")
+    return check_output(path, "--marginals", (), force)
+
+
+def _report(s: dict, notes: list[str]) -> None:
+    typer.echo(f"assigned {s['submissions'] * s['per_paper']:,} reviews: {s['submissions']:,} submissions x "
+               f"{s['per_paper']}, {s['reviewers']:,} reviewers within loads {s['min_load']}-{s['max_load']} "
+               f"({s['objective']})", err=True)
+    for note in notes:
+        typer.echo(note, err=True)
     typer.echo(f"affinity: mean per submission {s['mean_affinity']:.3f}, lowest submission mean "
                f"{s['lowest_submission_mean']:.3f}, weakest pair {s['lowest_pair']:.3f}; "
                f"{s['got_their_best_reviewer']:,} submissions got their best reviewer", err=True)
+    if s["objective"] == "randomized":
+        typer.echo(f"randomized (seed {s['seed']}): expected total {s['expected_total']:.3f} = "
+                   f"{s['expected_of_optimum']:.1%} of the deterministic optimum {s['deterministic_optimum']:.3f}; "
+                   f"this draw {s['sampled_of_optimum']:.1%}; largest pair probability "
+                   f"{s['largest_pair_probability']:.3f}; {s['support_pairs']:,} pairs could be drawn", err=True)
+    if s.get("below_min_score"):
+        low = s["below_min_score"]
+        typer.echo(f"{len(low):,} submission(s) needed a pair below --min-score: {', '.join(low[:5])}"
+                   f"{' ...' if len(low) > 5 else ''}", err=True)
     typer.echo(f"loads: {', '.join(f'{n} reviewer(s) with {k}' for k, n in s['load_histogram'].items())}", err=True)

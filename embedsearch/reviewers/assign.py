@@ -1,7 +1,7 @@
 """An assignment a program chair can run: every submission gets exactly R distinct reviewers, every reviewer
-between M and L submissions, no conflicted pair, solved as a min-cost flow by OR-Tools (the solver
-OpenReview's matcher uses). An impossible request is refused with the cause in numbers, before or after
-the solver, and nothing is written."""
+between M and L submissions, no conflicted pair, solved as a min-cost flow (``flow``): the best total, the
+fairest, or a randomised one within per-pair probability caps (``randomized``). An impossible request is
+refused with the cause in numbers, before or after the solver, and nothing is written."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from . import flow, randomized
 from .scores import ScoreTable
 from .settings import AssignSettings
-
-SCALE = 1_000_000  # affinities become whole costs at this resolution
 
 
 @dataclass(frozen=True)
@@ -24,6 +23,7 @@ class Assignment:
     pairs: tuple[tuple[str, str, float], ...]
     alternates: dict[str, tuple[tuple[str, float], ...]]
     summary: dict
+    marginals: tuple[tuple[str, str, float], ...] = ()
 
     def to_json(self) -> dict:
         return {"summary": self.summary,
@@ -32,19 +32,66 @@ class Assignment:
                                for s, alt in self.alternates.items()}}
 
 
-def assign(table: ScoreTable, settings: AssignSettings) -> Assignment:
-    """The assignment ``settings`` ask for over the candidate pairs of ``table`` (conflicts removed)."""
+def assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None = None,
+           progress: bool = False) -> Assignment:
+    """The assignment ``settings`` ask for over the candidate pairs of ``table`` (conflicts removed);
+    ``caps`` (one per pair of the table) are per-pair probability limits for the randomised objective."""
     ok = ~table.conflict
     s_idx, r_idx, score = table.submission[ok], table.reviewer[ok], table.score[ok]
+    cap = (np.full(len(score), settings.max_probability) if caps is None
+           else np.minimum(np.asarray(caps, np.float64)[ok], settings.max_probability))
     _refuse_impossible(table, s_idx, r_idx, settings)
+    low_pairs: tuple[str, ...] = ()
+    if settings.min_score is not None:
+        keep, low_pairs = _above_min_score(table, s_idx, r_idx, score, cap, settings)
+        s_idx, r_idx, score, cap = s_idx[keep], r_idx[keep], score[keep], cap[keep]
     if settings.objective == "fair":
         floor = _best_floor(table, s_idx, r_idx, score, settings)
         keep = score >= floor
-        s_idx, r_idx, score = s_idx[keep], r_idx[keep], score[keep]
+        s_idx, r_idx, score, cap = s_idx[keep], r_idx[keep], score[keep], cap[keep]
     chosen = _solve(table, s_idx, r_idx, score, settings)
     if chosen is None:
         raise InputError(_deficit(table, s_idx, r_idx, settings))
-    return _result(table, s_idx[chosen], r_idx[chosen], score[chosen], ok, settings)
+    extra: dict = {"below_min_score": list(low_pairs)} if settings.min_score is not None else {}
+    marginals: tuple = ()
+    if settings.objective == "randomized":
+        optimum = float(score[chosen].sum())
+        n, m = len(table.submissions), len(table.reviewers)
+        solution = randomized.fractional(n, m, s_idx, r_idx, score, cap, settings)
+        if solution is None:
+            raise InputError(_deficit(table, s_idx, r_idx, settings, cap))
+        chosen = randomized.draw(s_idx, r_idx, solution, settings.seed, progress)
+        extra.update(randomized.summary(score, solution, chosen, optimum, settings))
+        support = np.flatnonzero(solution.units)
+        marginals = tuple((table.submissions[s_idx[i]], table.reviewers[r_idx[i]], float(solution.probability[i]))
+                          for i in support[np.lexsort((r_idx[support], s_idx[support]))])
+    result = _result(table, s_idx[chosen], r_idx[chosen], score[chosen], ok, settings)
+    return Assignment(result.pairs, result.alternates, {**result.summary, **extra}, marginals)
+
+
+def _above_min_score(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, cap: np.ndarray,
+                     settings: AssignSettings) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Which pairs may be used under ``min_score``: those at or above it, and the pairs below it of just the
+    submissions that cannot be covered without them (found by a flow that counts below-score units as its
+    only cost), which are named."""
+    good = score >= settings.min_score
+    scale, capacity = _units(settings, cap)
+    units = flow.solve(len(table.submissions), len(table.reviewers), s_idx, r_idx,
+                       flow.Arcs(np.arange(len(score)), capacity, (~good).astype(np.int64)),
+                       settings.per_paper * scale, settings.min_load * scale, settings.max_load * scale)
+    if units is None:
+        raise InputError(_deficit(table, s_idx, r_idx, settings, cap if settings.objective == "randomized" else None))
+    needy = np.unique(s_idx[(units > 0) & ~good])
+    keep = good | np.isin(s_idx, needy)
+    return keep, tuple(table.submissions[i] for i in needy)
+
+
+def _units(settings: AssignSettings, cap: np.ndarray) -> tuple[int, np.ndarray]:
+    """The unit flow is counted in and each pair's capacity in it, for the objective asked for."""
+    if settings.objective != "randomized":
+        return 1, np.ones(len(cap), np.int64)
+    scale = randomized.scale_for(settings)
+    return scale, np.floor(cap * scale + 1e-9).astype(np.int64)
 
 
 def _refuse_impossible(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, settings: AssignSettings) -> None:
@@ -79,29 +126,11 @@ def _some(positions: np.ndarray, names: tuple[str, ...], counts: np.ndarray, sho
 
 def _solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray,
            settings: AssignSettings) -> np.ndarray | None:
-    """Which candidate pairs the optimal flow uses, or None when no assignment meets every constraint."""
-    from ortools.graph.python import min_cost_flow
-
-    n, m = len(table.submissions), len(table.reviewers)
-    per, low, high = settings.per_paper, settings.min_load, settings.max_load
-    source, sink = n + m, n + m + 1
-    costs = -np.round(np.asarray(score, dtype=np.float64) * SCALE).astype(np.int64)
-    bonus = int(np.abs(costs).sum()) + 1  # filling a minimum load outweighs any affinity
-    flow = min_cost_flow.SimpleMinCostFlow()
-    pair_arcs = flow.add_arcs_with_capacity_and_unit_cost(s_idx, n + r_idx, np.ones(len(s_idx), np.int64), costs)
-    flow.add_arcs_with_capacity_and_unit_cost(np.full(n, source), np.arange(n), np.full(n, per), np.zeros(n, np.int64))
-    reviewers = n + np.arange(m)
-    if low:
-        flow.add_arcs_with_capacity_and_unit_cost(reviewers, np.full(m, sink), np.full(m, low), np.full(m, -bonus))
-    if high > low:
-        flow.add_arcs_with_capacity_and_unit_cost(reviewers, np.full(m, sink), np.full(m, high - low),
-                                                 np.zeros(m, np.int64))
-    flow.set_nodes_supplies(np.array([source, sink]), np.array([n * per, -n * per]))
-    if flow.solve() != flow.OPTIMAL:
-        return None
-    used = flow.flows(pair_arcs) > 0
-    loads = np.bincount(r_idx[used], minlength=m)
-    return used if (loads >= low).all() else None
+    """Which candidate pairs the optimal deterministic flow uses, or None when no assignment meets every
+    constraint."""
+    units = flow.solve(len(table.submissions), len(table.reviewers), s_idx, r_idx, flow.Arcs.linear(score),
+                       settings.per_paper, settings.min_load, settings.max_load)
+    return None if units is None else units > 0
 
 
 def _best_floor(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray,
@@ -122,28 +151,36 @@ def _best_floor(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: 
     return float(levels[low])
 
 
-def _deficit(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, settings: AssignSettings) -> str:
-    """Why the flow found no assignment: how many reviews fit at most, and the submissions left short."""
+def _deficit(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, settings: AssignSettings,
+             cap: np.ndarray | None = None) -> str:
+    """Why the flow found no assignment: how many reviews fit at most, and the submissions left short
+    (``cap``: the pairs' probability limits, for the randomised objective)."""
     from ortools.graph.python import min_cost_flow
 
-    n, m, per = len(table.submissions), len(table.reviewers), settings.per_paper
-    flow = min_cost_flow.SimpleMinCostFlow()
-    arcs = flow.add_arcs_with_capacity_and_unit_cost(s_idx, n + r_idx, np.ones(len(s_idx), np.int64),
-                                                     np.zeros(len(s_idx), np.int64))
-    flow.add_arcs_with_capacity_and_unit_cost(np.full(n, n + m), np.arange(n), np.full(n, per), np.zeros(n, np.int64))
-    flow.add_arcs_with_capacity_and_unit_cost(n + np.arange(m), np.full(m, n + m + 1), np.full(m, settings.max_load),
-                                              np.zeros(m, np.int64))
-    flow.set_nodes_supplies(np.array([n + m, n + m + 1]), np.array([n * per, -n * per]))
-    flow.solve_max_flow_with_min_cost()
-    placed = int(flow.flows(arcs).sum())
+    n, m = len(table.submissions), len(table.reviewers)
+    scale, capacity = _units(settings, cap) if cap is not None else (1, np.ones(len(s_idx), np.int64))
+    per = settings.per_paper * scale
+    graph = min_cost_flow.SimpleMinCostFlow()
+    arcs = graph.add_arcs_with_capacity_and_unit_cost(s_idx, n + r_idx, capacity, np.zeros(len(s_idx), np.int64))
+    graph.add_arcs_with_capacity_and_unit_cost(np.full(n, n + m), np.arange(n), np.full(n, per), np.zeros(n, np.int64))
+    graph.add_arcs_with_capacity_and_unit_cost(n + np.arange(m), np.full(m, n + m + 1),
+                                              np.full(m, settings.max_load * scale), np.zeros(m, np.int64))
+    graph.set_nodes_supplies(np.array([n + m, n + m + 1]), np.array([n * per, -n * per]))
+    graph.solve_max_flow_with_min_cost()
+    placed = int(graph.flows(arcs).sum())
     if placed < n * per:
-        got = np.bincount(s_idx[flow.flows(arcs) > 0], minlength=n)
+        got = np.bincount(s_idx, weights=graph.flows(arcs), minlength=n)
         short = np.flatnonzero(got < per)
         named = ", ".join(table.submissions[i] for i in short[:5])
-        return (f"no assignment fits: at most {placed:,} of the {n * per:,} reviews can be placed within --max-load "
-                f"{settings.max_load}, because the reviewers left to {len(short):,} submission(s) ({named}"
-                f"{' ...' if len(short) > 5 else ''}) run out of load; raise --max-load or add candidate reviewers")
-    return (f"minimum loads cannot all be met together with --per-paper {per} and the conflicts (--min-load "
+        within = (f" with no pair more likely than --max-probability {settings.max_probability}"
+                  if cap is not None else "")
+        hint = ("raise --max-probability, --max-load or add candidate reviewers" if cap is not None
+                else "raise --max-load or add candidate reviewers")
+        return (f"no assignment fits: at most {placed // scale if scale == 1 else round(placed / scale, 2):,} of the {n * settings.per_paper:,} reviews can "
+                f"be placed within --max-load {settings.max_load}{within}, because the reviewers left to "
+                f"{len(short):,} submission(s) ({named}{' ...' if len(short) > 5 else ''}) run out of load or "
+                f"probability; {hint}")
+    return (f"minimum loads cannot all be met together with --per-paper {settings.per_paper} and the conflicts (--min-load "
             f"{settings.min_load}); lower --min-load")
 
 

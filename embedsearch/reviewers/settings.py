@@ -8,8 +8,8 @@ from typing import Literal
 
 from ..errors import check, check_choice
 
-Objective = Literal["total", "fair"]
-OBJECTIVES: tuple[Objective, ...] = ("total", "fair")
+Objective = Literal["total", "fair", "randomized"]
+OBJECTIVES: tuple[Objective, ...] = ("total", "fair", "randomized")
 
 
 @dataclass(frozen=True)
@@ -44,14 +44,24 @@ class ConflictSettings:
 class AssignSettings:
     """Every submission gets exactly ``per_paper`` distinct reviewers, every reviewer between ``min_load``
     and ``max_load`` submissions. ``total`` maximises the summed affinity; ``fair`` first makes the weakest
-    assigned pair as strong as possible, then maximises the total among assignments that keep it."""
+    assigned pair as strong as possible, then maximises the total among assignments that keep it;
+    ``randomized`` maximises the expected affinity with no pair more likely than ``max_probability``
+    (Jecmen et al. 2020), or the sum of ``x - perturbation * x**2`` over pairs' probabilities x weighted by
+    their affinity (Xu et al. 2023's perturbed maximisation, which spreads probability over more pairs), then
+    samples one assignment with exactly those marginals, reproducibly from ``seed``. ``min_score``: no pair
+    below it unless a submission cannot be covered otherwise."""
 
     per_paper: int = 3
     max_load: int = 6
     min_load: int = 0
     objective: Objective = "total"
     alternates: int = 0
+    max_probability: float = 0.5
+    perturbation: float = 0.0
+    seed: int = 0
+    min_score: float | None = None
 
     def __post_init__(self) -> None:
-        check(self, per_paper=(1, None), max_load=(1, None), min_load=(0, self.max_load), alternates=(0, None))
+        check(self, per_paper=(1, None), max_load=(1, None), min_load=(0, self.max_load), alternates=(0, None),
+              max_probability=(0.001, 1), perturbation=(0, 0.5), seed=(0, None))
         check_choice("objective", self.objective, OBJECTIVES)
