@@ -254,3 +254,38 @@ def test_the_command_runs_a_randomized_assignment_with_bids_and_writes_its_margi
     first = out.read_text()
     run_cli(*args, "--force", check=True)
     assert out.read_text() == first, "the same seed draws the same assignment"
+
+
+def test_attribute_rules_hold_on_the_written_assignment_and_an_impossible_rule_is_named(tmp_path):
+    from embedsearch.reviewers.attributes import Rule, read_info, violations
+
+    matrix = np.random.default_rng(3).random((10, 8)).round(4)
+    matrix[:, :4] += 1  # the four best reviewers share one institution; the two seniors are the weakest
+    matrix[:, 6:] -= 1
+    scores = write_scores(tmp_path / "scores.csv", matrix)
+    info = tmp_path / "info.csv"
+    info.write_text("reviewer,seniority,institution\n" + "".join(
+        f"r{j},{'senior' if j >= 6 else 'junior'},{'mit' if j < 4 else f'u{j}'}\n" for j in range(8)))
+    out = tmp_path / "a.csv"
+    args = ["assign", "--scores", str(scores), "--per-paper", "2", "--max-load", "6", "--out", str(out)]
+    plain = run_cli(*args, check=True)
+    with out.open() as fh:
+        before = [(r["submission"], r["reviewer"]) for r in csv.DictReader(fh)]
+    rules = [Rule("seniority", "senior", 1), Rule("institution", None, 1)]
+    people = read_info(info, {"seniority", "institution"})
+    assert all(violations(before, [rule], people) for rule in rules), "without the rules the best total breaks both"
+    result = run_cli(*args, "--reviewers-info", str(info), "--at-least", "seniority:senior=1", "--at-most",
+                     "institution=1", "--force", check=True)
+    with out.open() as fh:
+        after = [(r["submission"], r["reviewer"]) for r in csv.DictReader(fh)]
+    assert violations(after, rules, people) == [] and len(after) == 20 and plain.returncode == 0
+    assert "hold on every submission (CP-SAT, optimal)" in result.stderr
+    run_cli(*args, "--reviewers-info", str(info), "--at-most", "institution=1", "--force", check=True)
+    with out.open() as fh:
+        assert violations([(r["submission"], r["reviewer"]) for r in csv.DictReader(fh)], rules[1:], people) == []
+    (tmp_path / "coi.csv").write_text("submission,reviewer\ns2,r6\ns2,r7\n")
+    out.unlink()
+    refused = run_cli(*args, "--reviewers-info", str(info), "--at-least", "seniority:senior=1", "--conflicts",
+                      str(tmp_path / "coi.csv"))
+    assert refused.returncode == 2 and "--at-least seniority:senior=1 cannot hold for 1 submission(s) (s2)" in \
+        refused.stderr and not out.exists()

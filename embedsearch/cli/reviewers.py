@@ -99,6 +99,13 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
                                                                              "and bid."),
            min_score: float | None = typer.Option(None, "--min-score", help="No pair below this score unless a "
                                                                              "submission cannot be covered otherwise."),
+           reviewers_info: Path | None = typer.Option(None, "--reviewers-info", help="CSV reviewer,seniority,"
+                                                                                     "institution,... for the rules."),
+           at_least: list[str] = typer.Option([], "--at-least", help="Per submission, e.g. seniority:senior=1 (at "
+                                                                     "least one senior reviewer); repeatable."),
+           at_most: list[str] = typer.Option([], "--at-most", help="Per submission, e.g. institution=1 (no two "
+                                                                   "reviewers of one institution); repeatable."),
+           time_limit: float = typer.Option(60.0, "--time-limit", help="Seconds CP-SAT may take for the rules."),
            alternates: int = typer.Option(0, "--alternates", help="Best unassigned reviewers listed per submission."),
            out: Path | None = OutOpt, as_json: bool = typer.Option(False, "--json", help="The summary, pairs and "
                                                                                        "alternates as one object."),
@@ -115,11 +122,16 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
                               seed, min_score)
     if objective != "randomized" and (pair_limits or marginals):
         raise InputError("--pair-limits and --marginals belong to --objective randomized")
-    inputs = [scores, conflicts, bids, pair_limits]
+    from ..reviewers import attributes
+
+    rules = [attributes.parse(t, True) for t in at_least] + [attributes.parse(t, False) for t in at_most]
+    if rules and reviewers_info is None:
+        raise InputError("--at-least/--at-most need --reviewers-info FILE.csv (reviewer and the fields they name)")
+    inputs = [scores, conflicts, bids, pair_limits, reviewers_info]
     target = _target(out, force, as_json, inputs)
     written_marginals = None if marginals is None else _side_output(marginals, force, inputs + [out], check_output)
     for flag, path in (("--scores", scores), ("--conflicts", conflicts), ("--bids", bids),
-                       ("--pair-limits", pair_limits)):
+                       ("--pair-limits", pair_limits), ("--reviewers-info", reviewers_info)):
         if path is not None and not path.is_file():
             raise InputError(f"{flag} {path}: no such file")
     weight = extra.weights(weights)
@@ -141,7 +153,11 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
         caps = np.where(np.isnan(limits), max_probability, limits)
     if len(table.score) > 200_000:
         typer.echo(f"solving over {len(table.score):,} candidate pairs ({objective})...", err=True)
-    result = solve(table, settings, caps, progress=True)
+    constraints = None
+    if rules:
+        info = attributes.read_info(reviewers_info, {r.field for r in rules})
+        constraints = attributes.Constraints(tuple(rules), info, time_limit)
+    result = solve(table, settings, caps, progress=True, constraints=constraints)
     if bids is not None:
         result.summary["score"] = extra.formula(weight)
     if target is not None:
@@ -179,6 +195,10 @@ def _report(s: dict, notes: list[str]) -> None:
                    f"{s['expected_of_optimum']:.1%} of the deterministic optimum {s['deterministic_optimum']:.3f}; "
                    f"this draw {s['sampled_of_optimum']:.1%}; largest pair probability "
                    f"{s['largest_pair_probability']:.3f}; {s['support_pairs']:,} pairs could be drawn", err=True)
+    if s.get("rules"):
+        typer.echo(f"rules {', '.join(s['rules'])} hold on every submission (CP-SAT, "
+                   f"{'optimal' if s['optimal'] else 'optimality gap at most ' + format(s['optimality_gap'], '.2%')})",
+                   err=True)
     if s.get("below_min_score"):
         low = s["below_min_score"]
         typer.echo(f"{len(low):,} submission(s) needed a pair below --min-score: {', '.join(low[:5])}"

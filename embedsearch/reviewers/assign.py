@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from . import flow, randomized
+from . import attributes, flow, randomized
 from .scores import ScoreTable
 from .settings import AssignSettings
 
@@ -33,9 +33,10 @@ class Assignment:
 
 
 def assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None = None,
-           progress: bool = False) -> Assignment:
+           progress: bool = False, constraints: attributes.Constraints | None = None) -> Assignment:
     """The assignment ``settings`` ask for over the candidate pairs of ``table`` (conflicts removed);
-    ``caps`` (one per pair of the table) are per-pair probability limits for the randomised objective."""
+    ``caps`` (one per pair of the table) are per-pair probability limits for the randomised objective;
+    ``constraints``: rules on each submission's reviewers (seniority, institutions), solved by CP-SAT."""
     ok = ~table.conflict
     s_idx, r_idx, score = table.submission[ok], table.reviewer[ok], table.score[ok]
     cap = (np.full(len(score), settings.max_probability) if caps is None
@@ -45,6 +46,8 @@ def assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None 
     if settings.min_score is not None:
         keep, low_pairs = _above_min_score(table, s_idx, r_idx, score, cap, settings)
         s_idx, r_idx, score, cap = s_idx[keep], r_idx[keep], score[keep], cap[keep]
+    if constraints is not None and constraints.rules:
+        return _constrained(table, s_idx, r_idx, score, ok, settings, constraints)
     if settings.objective == "fair":
         floor = _best_floor(table, s_idx, r_idx, score, settings)
         keep = score >= floor
@@ -67,6 +70,24 @@ def assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None 
                           for i in support[np.lexsort((r_idx[support], s_idx[support]))])
     result = _result(table, s_idx[chosen], r_idx[chosen], score[chosen], ok, settings)
     return Assignment(result.pairs, result.alternates, {**result.summary, **extra}, marginals)
+
+
+def _constrained(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, ok: np.ndarray,
+                 settings: AssignSettings, constraints: attributes.Constraints) -> Assignment:
+    """The best total meeting the attribute rules too, checked again on the result."""
+    if settings.objective != "total":
+        raise InputError(f"--at-least/--at-most work with --objective total only, not {settings.objective}")
+    if _solve(table, s_idx, r_idx, score, settings) is None:
+        raise InputError(_deficit(table, s_idx, r_idx, settings))
+    attributes.refuse_impossible(table, s_idx, r_idx, settings.per_paper, list(constraints.rules), constraints.info)
+    chosen, solved = attributes.solve(table, s_idx, r_idx, score, settings.per_paper, settings.min_load,
+                                      settings.max_load, list(constraints.rules), constraints.info,
+                                      constraints.time_limit)
+    result = _result(table, s_idx[chosen], r_idx[chosen], score[chosen], ok, settings)
+    broken = attributes.violations([(s, r) for s, r, _ in result.pairs], list(constraints.rules), constraints.info)
+    if broken:
+        raise InputError(f"the solver's assignment breaks {broken[0]}; nothing was written (please report this)")
+    return Assignment(result.pairs, result.alternates, {**result.summary, **solved})
 
 
 def _above_min_score(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, cap: np.ndarray,

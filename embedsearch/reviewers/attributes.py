@@ -1,0 +1,166 @@
+"""Constraints on who reviews a submission together, from a CSV of reviewer attributes
+(``reviewer,seniority,institution,...``): ``seniority:senior=1`` asks for at least one reviewer whose
+seniority is ``senior`` on every submission, ``institution=1`` for at most one reviewer of any one institution.
+They break the flow's structure, so the assignment is solved exactly by OR-Tools' CP-SAT within a time limit
+and its optimality gap is reported; each rule is checked again on the result."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .scores import ScoreTable
+
+GRID = 1000  # CP-SAT needs whole-number weights: scores to this resolution
+
+
+@dataclass(frozen=True)
+class Rule:
+    """At least (``value`` given) or at most (``value`` None: per distinct value) ``count`` reviewers of a
+    submission with attribute ``field``."""
+
+    field: str
+    value: str | None
+    count: int
+
+    def __str__(self) -> str:
+        return (f"--at-least {self.field}:{self.value}={self.count}" if self.value is not None
+                else f"--at-most {self.field}={self.count}")
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """The rules every submission's reviewers must meet, the reviewers' attributes and CP-SAT's time limit."""
+
+    rules: tuple[Rule, ...]
+    info: dict[str, dict[str, str]]
+    time_limit: float = 60.0
+
+
+def parse(text: str, at_least: bool) -> Rule:
+    """``seniority:senior=1`` (at least) or ``institution=1`` (at most) as a rule."""
+    flag = "--at-least" if at_least else "--at-most"
+    head, _, count = text.rpartition("=")
+    field, _, value = head.partition(":")
+    if not head or not count.strip().isdigit() or (at_least and not value) or (not at_least and value):
+        shape = "FIELD:VALUE=N, as in seniority:senior=1" if at_least else "FIELD=N, as in institution=1"
+        raise InputError(f"{flag} {text!r}: write {shape}")
+    return Rule(field.strip(), value.strip() if at_least else None, int(count))
+
+
+def read_info(path: Path, fields: set[str]) -> dict[str, dict[str, str]]:
+    """Each reviewer's attributes; the fields the rules name must be columns."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            columns = set(reader.fieldnames or [])
+            missing = sorted(({"reviewer"} | fields) - columns)
+            if missing:
+                raise InputError(f"{path}:1: no {', '.join(repr(c) for c in missing)} column; the header needs "
+                                 f"reviewer and the fields --at-least/--at-most name")
+            info = {}
+            for line, record in enumerate(reader, start=2):
+                reviewer = (record.get("reviewer") or "").strip()
+                if not reviewer:
+                    raise InputError(f"{path}:{line}: empty reviewer id")
+                if reviewer in info:
+                    raise InputError(f"{path}:{line}: reviewer {reviewer!r} appears twice")
+                info[reviewer] = {f: (record.get(f) or "").strip().lower() for f in fields}
+            return info
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--reviewers-info {path}: cannot read ({exc})") from None
+
+
+def values(table: ScoreTable, info: dict[str, dict[str, str]], field: str) -> list[str]:
+    """Each reviewer's value of ``field`` ('' when unknown: never senior, never sharing an institution)."""
+    return [info.get(r, {}).get(field, "") for r in table.reviewers]
+
+
+def refuse_impossible(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, per: int, rules: list[Rule],
+                      info: dict[str, dict[str, str]]) -> None:
+    """Name the submissions whose own candidates cannot meet a rule, before any solving."""
+    for rule in rules:
+        of = np.asarray(values(table, info, rule.field), dtype=object)[r_idx]
+        if rule.value is not None:
+            have = np.bincount(s_idx, weights=(of == rule.value.lower()), minlength=len(table.submissions))
+            short = np.flatnonzero(have < rule.count)
+            why = f"fewer than {rule.count} candidate reviewer(s) with {rule.field} {rule.value!r}"
+        else:
+            known = of != ""
+            groups = {(s, v) for s, v, k in zip(s_idx.tolist(), of.tolist(), known.tolist()) if k}
+            spare = np.bincount(s_idx[~known], minlength=len(table.submissions))
+            distinct = np.bincount([s for s, _ in groups], minlength=len(table.submissions))
+            short = np.flatnonzero(spare + np.minimum(distinct * rule.count, per) < per)
+            why = f"too few different {rule.field} values among the candidates to fill --per-paper {per}"
+        if len(short):
+            named = ", ".join(table.submissions[i] for i in short[:5]) + (" ..." if len(short) > 5 else "")
+            raise InputError(f"{rule} cannot hold for {len(short):,} submission(s) ({named}): {why}; relax the "
+                             "rule or add candidate reviewers")
+
+
+def solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, per: int, low: int,
+          high: int, rules: list[Rule], info: dict[str, dict[str, str]], time_limit: float,
+          ) -> tuple[np.ndarray, dict]:
+    """The best assignment meeting loads and every rule (CP-SAT), and what the solver proved about it."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    x = [model.new_bool_var("") for _ in range(len(score))]
+    by_sub: dict[int, list[int]] = {}
+    by_rev: dict[int, list[int]] = {}
+    for p, (s, r) in enumerate(zip(s_idx.tolist(), r_idx.tolist())):
+        by_sub.setdefault(s, []).append(p)
+        by_rev.setdefault(r, []).append(p)
+    for pairs in by_sub.values():
+        model.add(sum(x[p] for p in pairs) == per)
+    for pairs in by_rev.values():
+        model.add_linear_constraint(sum(x[p] for p in pairs), low, high)
+    for rule in rules:
+        of = values(table, info, rule.field)
+        for pairs in by_sub.values():
+            if rule.value is not None:
+                model.add(sum(x[p] for p in pairs if of[r_idx[p]] == rule.value.lower()) >= rule.count)
+                continue
+            groups: dict[str, list[int]] = {}
+            for p in pairs:
+                if of[r_idx[p]]:
+                    groups.setdefault(of[r_idx[p]], []).append(p)
+            for same in groups.values():
+                if len(same) > rule.count:
+                    model.add(sum(x[p] for p in same) <= rule.count)
+    model.maximize(sum(int(round(v * GRID)) * x[p] for p, v in enumerate(score.tolist())))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = 2
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        proved = "is infeasible" if status == cp_model.INFEASIBLE else f"found none within --time-limit {time_limit:g} s"
+        raise InputError(f"no assignment meets the loads and {', '.join(map(str, rules))} together (CP-SAT {proved}); "
+                         "relax a rule, raise --max-load or lower --min-load")
+    chosen = np.array([solver.boolean_value(v) for v in x], dtype=bool)
+    bound, found = solver.best_objective_bound, solver.objective_value
+    return chosen, {"solver": "CP-SAT", "optimal": status == cp_model.OPTIMAL,
+                    "optimality_gap": round(max(0.0, bound - found) / max(abs(bound), 1e-9), 6),
+                    "rules": [str(r) for r in rules]}
+
+
+def violations(pairs: list[tuple[str, str]], rules: list[Rule], info: dict[str, dict[str, str]]) -> list[str]:
+    """Each rule broken by an assignment's ``(submission, reviewer)`` pairs, as 'submission: rule'."""
+    per_sub: dict[str, list[str]] = {}
+    for s, r in pairs:
+        per_sub.setdefault(s, []).append(r)
+    broken = []
+    for rule in rules:
+        for s, revs in per_sub.items():
+            of = [info.get(r, {}).get(rule.field, "") for r in revs]
+            if rule.value is not None:
+                ok = sum(v == rule.value.lower() for v in of) >= rule.count
+            else:
+                ok = all(of.count(v) <= rule.count for v in set(of) if v)
+            if not ok:
+                broken.append(f"{s}: {rule}")
+    return broken
