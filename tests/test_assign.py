@@ -289,3 +289,54 @@ def test_attribute_rules_hold_on_the_written_assignment_and_an_impossible_rule_i
                       str(tmp_path / "coi.csv"))
     assert refused.returncode == 2 and "--at-least seniority:senior=1 cannot hold for 1 submission(s) (s2)" in \
         refused.stderr and not out.exists()
+
+
+def write_candidates(path: Path, n: int, m: int, per_sub: int, seed: int = 0) -> Path:
+    """``n`` submissions with ``per_sub`` random candidates each among ``m`` reviewers (the scale at which
+    a solve takes seconds)."""
+    rng = np.random.default_rng(seed)
+    with path.open("w") as fh:
+        fh.write("submission,reviewer,score\n")
+        for i in range(n):
+            for j, v in zip(rng.choice(m, per_sub, replace=False), rng.random(per_sub)):
+                fh.write(f"s{i},r{j},{v:.4f}\n")
+    return path
+
+
+def test_a_large_assignment_shows_its_steps_and_a_small_one_stays_quiet(tmp_path):
+    big = write_candidates(tmp_path / "big.csv", 2000, 600, 50)
+    done = run_cli("assign", "--scores", str(big), "--max-load", "10", "--out", str(tmp_path / "a.csv"), check=True)
+    assert "assign, step 1: min-cost flow over 100,000 arcs" in done.stderr
+    small = write_candidates(tmp_path / "small.csv", 20, 10, 5)
+    quiet = run_cli("assign", "--scores", str(small), "--max-load", "10", "--out", str(tmp_path / "b.csv"), check=True)
+    assert "assign, step" not in quiet.stderr
+
+
+def test_ctrl_c_during_a_long_solve_ends_it_at_once_and_writes_nothing(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    scores = write_candidates(tmp_path / "scores.csv", 2000, 300, 50)
+    info = tmp_path / "info.csv"
+    info.write_text("reviewer,seniority,institution\n" + "".join(
+        f"r{j},{'senior' if j % 5 == 0 else 'junior'},u{j % 40}\n" for j in range(300)))
+    out, log = tmp_path / "a.csv", (tmp_path / "stderr.txt").open("w+")
+    proc = subprocess.Popen([sys.executable, "-m", "embedsearch", "assign", "--scores", str(scores), "--max-load", "25",
+                             "--reviewers-info", str(info), "--at-least", "seniority:senior=1", "--at-most",
+                             "institution=1", "--time-limit", "600", "--out", str(out)], stderr=log, text=True)
+    deadline = time.monotonic() + 240
+    while "CP-SAT over" not in (tmp_path / "stderr.txt").read_text() and proc.poll() is None:
+        assert time.monotonic() < deadline, "the CP-SAT step never started"
+        time.sleep(0.2)
+    time.sleep(2)
+    assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()
+    os.kill(proc.pid, signal.SIGINT)
+    asked = time.monotonic()
+    code = proc.wait(timeout=60)
+    waited = time.monotonic() - asked
+    text = (tmp_path / "stderr.txt").read_text()
+    assert code == 130 and "interrupted; nothing was changed on disk" in text and not out.exists()
+    assert waited < 10, f"Ctrl-C took {waited:.1f} s to end a 600-second solve"

@@ -4,7 +4,7 @@ Tables go to stdout, progress and errors to stderr; ``--json`` prints machine-re
 Heavy libraries load inside the commands that need them so that ``search`` starts fast.
 """
 
-from . import explore, manage, recommend, reviewers, search, serve, watch
+from . import chairs, explore, manage, recommend, reviewers, search, serve, watch
 from .app import app
 
 # The help lists commands in the order a newcomer needs them, each group under its heading.
@@ -13,7 +13,7 @@ PANELS = {
     "Maintenance": ("add", "remove", "compact", "check", "shard", "upgrade", "cache"),
     "Topics": ("topics", "map"),
     "Duplicates": ("dedup",),
-    "Reviewers": ("affinity", "assign"),
+    "Reviewers": ("affinity", "assign", "assign-sac"),
     "Serve": ("serve",),
 }
 _ORDER = [name for names in PANELS.values() for name in names]

@@ -16,7 +16,7 @@ from .app import ForceOpt, app, friendly
 OutOpt = typer.Option(None, "--out", help="CSV to write: submission,reviewer,score.")
 
 
-def _target(out: Path | None, force: bool, as_json: bool, inputs: list[Path | None]) -> Path | None:
+def output_target(out: Path | None, force: bool, as_json: bool, inputs: list[Path | None]) -> Path | None:
     """Where ``--out`` may write: never over one of the command's own inputs, ``--force`` or not."""
     from .output import check_output
 
@@ -52,7 +52,7 @@ def affinity(reviewers: Path = typer.Option(..., "--reviewers", help="Archives f
 
     settings = AffinitySettings(keep=top)
     rule = ConflictSettings(years=coauthor_years)
-    target = _target(out, force, as_json, [reviewers, conflicts, *submissions])
+    target = output_target(out, force, as_json, [reviewers, conflicts, *submissions])
     if conflicts is not None and not conflicts.is_file():
         raise InputError(f"--conflicts {conflicts}: no such file")
     subs = Submissions.read(submissions, model or DEFAULT_MODEL, skip_invalid)
@@ -128,7 +128,7 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
     if rules and reviewers_info is None:
         raise InputError("--at-least/--at-most need --reviewers-info FILE.csv (reviewer and the fields they name)")
     inputs = [scores, conflicts, bids, pair_limits, reviewers_info]
-    target = _target(out, force, as_json, inputs)
+    target = output_target(out, force, as_json, inputs)
     written_marginals = None if marginals is None else _side_output(marginals, force, inputs + [out], check_output)
     for flag, path in (("--scores", scores), ("--conflicts", conflicts), ("--bids", bids),
                        ("--pair-limits", pair_limits), ("--reviewers-info", reviewers_info)):

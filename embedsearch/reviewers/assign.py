@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from . import attributes, flow, randomized
+from . import attributes, flow, progress as progress_line, randomized
 from .scores import ScoreTable
 from .settings import AssignSettings
 
@@ -36,7 +36,14 @@ def assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None 
            progress: bool = False, constraints: attributes.Constraints | None = None) -> Assignment:
     """The assignment ``settings`` ask for over the candidate pairs of ``table`` (conflicts removed);
     ``caps`` (one per pair of the table) are per-pair probability limits for the randomised objective;
-    ``constraints``: rules on each submission's reviewers (seniority, institutions), solved by CP-SAT."""
+    ``constraints``: rules on each submission's reviewers (seniority, institutions), solved by CP-SAT;
+    ``progress``: a line on stderr for instances large enough to take seconds."""
+    with progress_line.shown(progress and len(table.score) >= progress_line.SHOWN_FROM):
+        return _assign(table, settings, caps, constraints)
+
+
+def _assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None,
+            constraints: attributes.Constraints | None) -> Assignment:
     ok = ~table.conflict
     s_idx, r_idx, score = table.submission[ok], table.reviewer[ok], table.score[ok]
     cap = (np.full(len(score), settings.max_probability) if caps is None
@@ -63,7 +70,7 @@ def assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None 
         solution = randomized.fractional(n, m, s_idx, r_idx, score, cap, settings)
         if solution is None:
             raise InputError(_deficit(table, s_idx, r_idx, settings, cap))
-        chosen = randomized.draw(s_idx, r_idx, solution, settings.seed, progress)
+        chosen = randomized.draw(s_idx, r_idx, solution, settings.seed)
         extra.update(randomized.summary(score, solution, chosen, optimum, settings))
         support = np.flatnonzero(solution.units)
         marginals = tuple((table.submissions[s_idx[i]], table.reviewers[r_idx[i]], float(solution.probability[i]))

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from . import progress
 from .scores import ScoreTable
 
 GRID = 1000  # CP-SAT needs whole-number weights: scores to this resolution
@@ -136,7 +137,15 @@ def solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.nda
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = 2
-    status = solver.solve(model)
+    solver.parameters.catch_sigint_signal = False  # Ctrl-C is Python's: the run ends writing nothing
+    progress.step(f"CP-SAT over {len(score):,} pairs and {len(rules)} rule(s), at most {time_limit:g} s")
+    note = progress.noter()
+
+    class Found(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            note(f"best {self.objective_value / GRID:,.2f}, bound {self.best_objective_bound / GRID:,.2f}")
+
+    status = progress.wait(lambda: solver.solve(model, Found()), solver.stop_search)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         proved = "is infeasible" if status == cp_model.INFEASIBLE else f"found none within --time-limit {time_limit:g} s"
         raise InputError(f"no assignment meets the loads and {', '.join(map(str, rules))} together (CP-SAT {proved}); "

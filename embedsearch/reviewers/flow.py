@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import progress
+
 SCALE = 1_000_000  # affinities become whole costs at this resolution
 
 
@@ -56,6 +58,7 @@ def solve(n: int, m: int, s_idx: np.ndarray, r_idx: np.ndarray, arcs: Arcs, per:
     ``low`` and ``high``, all in units), or None when no flow meets every constraint."""
     from ortools.graph.python import min_cost_flow
 
+    progress.step(f"min-cost flow over {len(arcs.pair):,} arcs")
     source, sink = n + m, n + m + 1
     bonus = int((np.abs(arcs.cost) * arcs.capacity).sum()) + 1  # filling a minimum load outweighs any affinity
     flow = min_cost_flow.SimpleMinCostFlow()

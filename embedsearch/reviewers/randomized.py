@@ -50,9 +50,9 @@ def fractional(n: int, m: int, s_idx: np.ndarray, r_idx: np.ndarray, score: np.n
     return None if units is None else Fractional(units, scale)
 
 
-def draw(s_idx: np.ndarray, r_idx: np.ndarray, solution: Fractional, seed: int, progress: bool = False) -> np.ndarray:
+def draw(s_idx: np.ndarray, r_idx: np.ndarray, solution: Fractional, seed: int) -> np.ndarray:
     """One assignment (a boolean per pair) whose pairs are chosen with the solution's probabilities."""
-    return rounding.sample(s_idx, r_idx, solution.units, solution.scale, seed, progress)
+    return rounding.sample(s_idx, r_idx, solution.units, solution.scale, seed)
 
 
 def summary(score: np.ndarray, solution: Fractional, chosen: np.ndarray, optimum: float,

@@ -8,11 +8,11 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from tqdm import tqdm
+
+from . import progress
 
 
-def sample(s_idx: np.ndarray, r_idx: np.ndarray, units: np.ndarray, scale: int, seed: int,
-           progress: bool = False) -> np.ndarray:
+def sample(s_idx: np.ndarray, r_idx: np.ndarray, units: np.ndarray, scale: int, seed: int) -> np.ndarray:
     """Which pairs one draw chooses (a boolean per pair) from pair probabilities ``units / scale``."""
     n = int(s_idx.max()) + 1 if len(s_idx) else 0
     x = [int(u) for u in units]
@@ -24,11 +24,13 @@ def sample(s_idx: np.ndarray, r_idx: np.ndarray, units: np.ndarray, scale: int, 
             adj.setdefault(b, set()).add(e)
     rng = random.Random(seed)
     fractional = sum(1 for u in x if 0 < u < scale)
-    with tqdm(total=fractional, desc="sampling", unit="pair", disable=not progress or fractional < 200_000,
-              leave=False) as bar:
-        while adj:
-            done = _step(adj, ends, x, scale, rng)
-            bar.update(done)
+    progress.step(f"drawing one assignment from {fractional:,} fractional pairs")
+    note, whole, shown = progress.noter(), 0, 0
+    while adj:
+        whole += _step(adj, ends, x, scale, rng)
+        if whole - shown >= 10_000:
+            note(f"{whole:,} of {fractional:,} pairs decided")
+            shown = whole
     return np.asarray(x, np.int64) == scale
 
 
