@@ -45,8 +45,12 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
             where = f"{exc.filename}: " if exc.filename else ""
             typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
             raise typer.Exit(2) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             typer.echo("interrupted; nothing was changed on disk", err=True)
+            if getattr(exc, "end_at_once", False):  # a solver's threads: nothing is left to finalise
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(130)
             raise typer.Exit(130) from None
 
     return wrapper

@@ -73,8 +73,9 @@ def _assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None
         chosen = randomized.draw(s_idx, r_idx, solution, settings.seed)
         extra.update(randomized.summary(score, solution, chosen, optimum, settings))
         support = np.flatnonzero(solution.units)
-        marginals = tuple((table.submissions[s_idx[i]], table.reviewers[r_idx[i]], float(solution.probability[i]))
-                          for i in support[np.lexsort((r_idx[support], s_idx[support]))])
+        support = support[np.lexsort((r_idx[support], s_idx[support]))]
+        marginals = tuple((table.submissions[s], table.reviewers[r], p) for s, r, p in
+                          zip(s_idx[support].tolist(), r_idx[support].tolist(), solution.probability[support].tolist()))
     result = _result(table, s_idx[chosen], r_idx[chosen], score[chosen], ok, settings)
     return Assignment(result.pairs, result.alternates, {**result.summary, **extra}, marginals)
 
@@ -234,13 +235,15 @@ def _result(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.n
     return Assignment(pairs, alternates, summary)
 
 
-def _best_reviewer(table: ScoreTable, ok: np.ndarray) -> list[int]:
+def _best_reviewer(table: ScoreTable, ok: np.ndarray) -> np.ndarray:
+    """Each submission's highest-scoring reviewer among the candidates (the first listed on a tie), or -1."""
+    s, r, v = table.submission[ok], table.reviewer[ok], table.score[ok]
+    order = np.lexsort((-v, s))
+    first = np.ones(len(order), bool)
+    first[1:] = s[order][1:] != s[order][:-1]
     best = np.full(len(table.submissions), -1)
-    top = np.full(len(table.submissions), -np.inf)
-    for s, r, v in zip(table.submission[ok], table.reviewer[ok], table.score[ok]):
-        if v > top[s]:
-            top[s], best[s] = v, r
-    return best.tolist()
+    best[s[order][first]] = r[order][first]
+    return best
 
 
 def _alternates(table: ScoreTable, ok: np.ndarray, assigned: set, k: int) -> dict[str, tuple[tuple[str, float], ...]]:

@@ -63,6 +63,13 @@ def noter() -> Callable[[str], None]:
     return line.note if line is not None else (lambda text: None)
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C ended a solver that ran in threads of its own. ``end_at_once``: the process should end without
+    the interpreter's finalisation, which then aborts (SIGABRT) about half the time here with CP-SAT 9.10."""
+
+    end_at_once = True
+
+
 def wait(work: Callable[[], T], stop: Callable[[], None]) -> T:
     """``work()`` (a solver that releases the interpreter) in a thread, this one refreshing the line every
     second; on Ctrl-C, ``stop()`` ends the solver and the interrupt goes on."""
@@ -85,8 +92,8 @@ def wait(work: Callable[[], T], stop: Callable[[], None]) -> T:
                 line.bar.refresh()
     except KeyboardInterrupt:
         stop()
-        worker.join()  # the solver's threads must end before the interpreter does
-        raise
+        worker.join()
+        raise Interrupted() from None
     if failure:
         raise failure[0]
     return result[0]
