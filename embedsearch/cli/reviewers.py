@@ -196,7 +196,7 @@ def _report(s: dict, notes: list[str]) -> None:
                    f"this draw {s['sampled_of_optimum']:.1%}; largest pair probability "
                    f"{s['largest_pair_probability']:.3f}; {s['support_pairs']:,} pairs could be drawn", err=True)
     if s.get("rules"):
-        typer.echo(f"rules {', '.join(s['rules'])} hold on every submission (CP-SAT, "
+        typer.echo(f"rules {', '.join(s['rules'])} hold on every submission ({s['solver']}, "
                    f"{'optimal' if s['optimal'] else 'optimality gap at most ' + format(s['optimality_gap'], '.2%')})",
                    err=True)
     if s.get("below_min_score"):

@@ -87,12 +87,22 @@ def _constrained(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score:
         raise InputError(f"--at-least/--at-most work with --objective total only, not {settings.objective}")
     if _solve(table, s_idx, r_idx, score, settings) is None:
         raise InputError(_deficit(table, s_idx, r_idx, settings))
-    attributes.refuse_impossible(table, s_idx, r_idx, settings.per_paper, list(constraints.rules), constraints.info)
-    chosen, solved = attributes.solve(table, s_idx, r_idx, score, settings.per_paper, settings.min_load,
-                                      settings.max_load, list(constraints.rules), constraints.info,
-                                      constraints.time_limit)
+    rules = list(constraints.rules)
+    attributes.refuse_impossible(table, s_idx, r_idx, settings.per_paper, rules, constraints.info)
+    groups = attributes.groups(table, s_idx, r_idx, settings.per_paper, rules, constraints.info)
+    if groups is not None:
+        units = flow.solve(len(table.submissions), len(table.reviewers), s_idx, r_idx, flow.Arcs.linear(score),
+                           settings.per_paper, settings.min_load, settings.max_load, groups)
+        if units is None:
+            raise InputError(f"no assignment meets the loads and {', '.join(map(str, rules))} together (an exact "
+                             "min-cost flow); relax a rule, raise --max-load or lower --min-load")
+        chosen, solved = units > 0, {"solver": "min-cost flow", "optimal": True, "optimality_gap": 0.0,
+                                     "rules": [str(r) for r in rules]}
+    else:
+        chosen, solved = attributes.solve(table, s_idx, r_idx, score, settings.per_paper, settings.min_load,
+                                          settings.max_load, rules, constraints.info, constraints.time_limit)
     result = _result(table, s_idx[chosen], r_idx[chosen], score[chosen], ok, settings)
-    broken = attributes.violations([(s, r) for s, r, _ in result.pairs], list(constraints.rules), constraints.info)
+    broken = attributes.violations([(s, r) for s, r, _ in result.pairs], rules, constraints.info)
     if broken:
         raise InputError(f"the solver's assignment breaks {broken[0]}; nothing was written (please report this)")
     return Assignment(result.pairs, result.alternates, {**result.summary, **solved})

@@ -1,8 +1,9 @@
 """Constraints on who reviews a submission together, from a CSV of reviewer attributes
 (``reviewer,seniority,institution,...``): ``seniority:senior=1`` asks for at least one reviewer whose
 seniority is ``senior`` on every submission, ``institution=1`` for at most one reviewer of any one institution.
-They break the flow's structure, so the assignment is solved exactly by OR-Tools' CP-SAT within a time limit
-and its optimality gap is reported; each rule is checked again on the result."""
+Rules whose groups of pairs do not overlap (one rule, or rules on disjoint values) are solved exactly as one
+min-cost flow; rules that cross break the flow's structure and go to OR-Tools' CP-SAT within a time limit,
+with its optimality gap reported. Each rule is checked again on the result."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import progress
+from .flow import Groups
 from .scores import ScoreTable
 
 GRID = 1000  # CP-SAT needs whole-number weights: scores to this resolution
@@ -101,6 +103,37 @@ def refuse_impossible(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, p
             named = ", ".join(table.submissions[i] for i in short[:5]) + (" ..." if len(short) > 5 else "")
             raise InputError(f"{rule} cannot hold for {len(short):,} submission(s) ({named}): {why}; relax the "
                              "rule or add candidate reviewers")
+
+
+def groups(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, per: int, rules: list[Rule],
+           info: dict[str, dict[str, str]]) -> Groups | None:
+    """The rules as groups of each submission's candidate pairs with bounds, solvable exactly as one flow,
+    or None when some pair falls in two groups (two rules that cross need CP-SAT)."""
+    of_pair = np.full(len(s_idx), -1)
+    subs, lows, highs = [], [], []
+    for rule in rules:
+        of = np.asarray(values(table, info, rule.field), dtype=object)[r_idx]
+        if rule.value is not None:
+            keys, bound = np.where(of == rule.value.lower(), s_idx, -1), (rule.count, per)
+        else:
+            named = np.flatnonzero(of != "")
+            _, codes = np.unique(of[named].astype(str), return_inverse=True)
+            keys = np.full(len(s_idx), -1)
+            keys[named] = s_idx[named] * (codes.max() + 1 if len(codes) else 1) + codes
+            sizes = np.bincount(keys[named])
+            keys[named[sizes[keys[named]] <= rule.count]] = -1  # a group no larger than its bound binds nothing
+            bound = (0, rule.count)
+        member = keys >= 0
+        if (of_pair[member] >= 0).any():
+            return None
+        found, where = np.unique(keys[member], return_inverse=True)
+        of_pair[member] = len(subs) + where
+        first = np.zeros(len(found), np.int64)
+        first[where] = np.flatnonzero(member)
+        subs.extend(s_idx[first].tolist())
+        lows.extend([bound[0]] * len(found))
+        highs.extend([bound[1]] * len(found))
+    return Groups(of_pair, np.asarray(subs, np.int64), np.asarray(lows, np.int64), np.asarray(highs, np.int64))
 
 
 def solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, per: int, low: int,

@@ -52,18 +52,36 @@ class Arcs:
         return cls(np.concatenate(parts), np.concatenate(caps), np.concatenate(costs))
 
 
+@dataclass(frozen=True)
+class Groups:
+    """Nodes between a submission and some of its candidate pairs, each passing between ``low[g]`` and
+    ``high[g]`` units: pair ``i`` goes through group ``of_pair[i]`` (-1: straight from its submission), and
+    group ``g`` hangs under submission ``submission[g]``. A rule on reviewers' attributes is a flow this way
+    whenever no pair belongs to two groups."""
+
+    of_pair: np.ndarray
+    submission: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
 def solve(n: int, m: int, s_idx: np.ndarray, r_idx: np.ndarray, arcs: Arcs, per: int, low: int,
-          high: int) -> np.ndarray | None:
+          high: int, groups: Groups | None = None) -> np.ndarray | None:
     """Units of flow on each candidate pair in the optimal flow (``per`` per submission, reviewers between
-    ``low`` and ``high``, all in units), or None when no flow meets every constraint."""
+    ``low`` and ``high``, ``groups`` within their bounds, all in units), or None when no flow meets every
+    constraint."""
     from ortools.graph.python import min_cost_flow
 
     progress.step(f"min-cost flow over {len(arcs.pair):,} arcs")
     source, sink = n + m, n + m + 1
-    bonus = int((np.abs(arcs.cost) * arcs.capacity).sum()) + 1  # filling a minimum load outweighs any affinity
+    bonus = int((np.abs(arcs.cost) * arcs.capacity).sum()) + 1  # a minimum filled outweighs any affinity
     flow = min_cost_flow.SimpleMinCostFlow()
-    pair_arcs = flow.add_arcs_with_capacity_and_unit_cost(s_idx[arcs.pair], n + r_idx[arcs.pair], arcs.capacity,
-                                                         arcs.cost)
+    tails = s_idx[arcs.pair]
+    if groups is not None:
+        through = groups.of_pair[arcs.pair]
+        tails = np.where(through >= 0, n + m + 2 + through, tails)
+        _group_arcs(flow, n + m + 2, groups, bonus)
+    pair_arcs = flow.add_arcs_with_capacity_and_unit_cost(tails, n + r_idx[arcs.pair], arcs.capacity, arcs.cost)
     flow.add_arcs_with_capacity_and_unit_cost(np.full(n, source), np.arange(n), np.full(n, per), np.zeros(n, np.int64))
     reviewers = n + np.arange(m)
     if low:
@@ -76,4 +94,21 @@ def solve(n: int, m: int, s_idx: np.ndarray, r_idx: np.ndarray, arcs: Arcs, per:
         return None
     units = np.bincount(arcs.pair, weights=flow.flows(pair_arcs), minlength=len(s_idx)).astype(np.int64)
     loads = np.bincount(r_idx, weights=units, minlength=m)
+    if groups is not None:
+        inside = groups.of_pair >= 0
+        passed = np.bincount(groups.of_pair[inside], weights=units[inside], minlength=len(groups.low))
+        if (passed < groups.low).any():
+            return None
     return units if (loads >= low).all() else None
+
+
+def _group_arcs(flow, first: int, groups: Groups, bonus: int) -> None:
+    """Submission -> group arcs: the group's minimum at a bonus that outweighs any affinity, then the rest."""
+    nodes = first + np.arange(len(groups.low))
+    must = groups.low > 0
+    if must.any():
+        flow.add_arcs_with_capacity_and_unit_cost(groups.submission[must], nodes[must], groups.low[must],
+                                                 np.full(int(must.sum()), -bonus, np.int64))
+    more = groups.high > groups.low
+    flow.add_arcs_with_capacity_and_unit_cost(groups.submission[more], nodes[more], (groups.high - groups.low)[more],
+                                             np.zeros(int(more.sum()), np.int64))
