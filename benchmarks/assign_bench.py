@@ -181,6 +181,9 @@ def main() -> None:
     parser.add_argument("--matcher-python", help="python of a venv with openreview-matcher installed")
     parser.add_argument("--peer-limit", type=float, default=1200.0, help="seconds each peer run may take")
     parser.add_argument("--peer-runs", default="MinMax,FairFlow,Randomized,PerturbedMaximization")
+    parser.add_argument("--large-peer-runs", default="MinMax",
+                        help="the peer's runs over instances of more than a million pairs (the others' dense loops "
+                             "take hours there)")
     parser.add_argument("--ours-only", action="store_true")
     args = parser.parse_args()
     root = str(Path(__file__).resolve().parent.parent)
@@ -199,9 +202,10 @@ def main() -> None:
             print(rows[-1], flush=True)
         if args.ours_only or not args.matcher_python:
             continue
-        wanted = set(args.peer_runs.split(","))
+        wanted = set((args.large_peer_runs if meta["pairs"] > 1_000_000 else args.peer_runs).split(","))
         for run_name, kwargs in PEER_RUNS:
             if kwargs["solver"] not in wanted:
+                rows.append([label, f"openreview-matcher {run_name}", "not run at this size", "", "", "", "", "", ""])
                 continue
             got = run(args.matcher_python, PEER, folder, kwargs, args.peer_limit)
             results[f"{name} / matcher {run_name}"] = got

@@ -37,8 +37,10 @@ def assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None 
     """The assignment ``settings`` ask for over the candidate pairs of ``table`` (conflicts removed);
     ``caps`` (one per pair of the table) are per-pair probability limits for the randomised objective;
     ``constraints``: rules on each submission's reviewers (seniority, institutions), solved by CP-SAT;
-    ``progress``: a line on stderr for instances large enough to take seconds."""
-    with progress_line.shown(progress and len(table.score) >= progress_line.SHOWN_FROM):
+    ``progress``: a line on stderr for instances large enough to take seconds, and whenever rules may go to
+    CP-SAT, which can run until its time limit."""
+    ruled = constraints is not None and bool(constraints.rules)
+    with progress_line.shown(progress and (len(table.score) >= progress_line.SHOWN_FROM or ruled)):
         return _assign(table, settings, caps, constraints)
 
 
