@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from . import attributes, flow, progress as progress_line, randomized
+from . import attributes, flow, progress as progress_line, randomized, refusals
 from .scores import ScoreTable
 from .settings import AssignSettings
 
@@ -50,7 +50,7 @@ def _assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None
     s_idx, r_idx, score = table.submission[ok], table.reviewer[ok], table.score[ok]
     cap = (np.full(len(score), settings.max_probability) if caps is None
            else np.minimum(np.asarray(caps, np.float64)[ok], settings.max_probability))
-    _refuse_impossible(table, s_idx, r_idx, settings)
+    refusals.refuse_impossible(table, s_idx, r_idx, settings)
     low_pairs: tuple[str, ...] = ()
     if settings.min_score is not None:
         keep, low_pairs = _above_min_score(table, s_idx, r_idx, score, cap, settings)
@@ -63,7 +63,7 @@ def _assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None
         s_idx, r_idx, score, cap = s_idx[keep], r_idx[keep], score[keep], cap[keep]
     chosen = _solve(table, s_idx, r_idx, score, settings)
     if chosen is None:
-        raise InputError(_deficit(table, s_idx, r_idx, settings))
+        raise InputError(refusals.deficit(table, s_idx, r_idx, settings))
     extra: dict = {"below_min_score": list(low_pairs)} if settings.min_score is not None else {}
     marginals: tuple = ()
     if settings.objective == "randomized":
@@ -71,7 +71,7 @@ def _assign(table: ScoreTable, settings: AssignSettings, caps: np.ndarray | None
         n, m = len(table.submissions), len(table.reviewers)
         solution = randomized.fractional(n, m, s_idx, r_idx, score, cap, settings)
         if solution is None:
-            raise InputError(_deficit(table, s_idx, r_idx, settings, cap))
+            raise InputError(refusals.deficit(table, s_idx, r_idx, settings, cap))
         chosen = randomized.draw(s_idx, r_idx, solution, settings.seed)
         extra.update(randomized.summary(score, solution, chosen, optimum, settings))
         support = np.flatnonzero(solution.units)
@@ -88,7 +88,7 @@ def _constrained(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score:
     if settings.objective != "total":
         raise InputError(f"--at-least/--at-most work with --objective total only, not {settings.objective}")
     if _solve(table, s_idx, r_idx, score, settings) is None:
-        raise InputError(_deficit(table, s_idx, r_idx, settings))
+        raise InputError(refusals.deficit(table, s_idx, r_idx, settings))
     rules = list(constraints.rules)
     attributes.refuse_impossible(table, s_idx, r_idx, settings.per_paper, rules, constraints.info)
     groups = attributes.groups(table, s_idx, r_idx, settings.per_paper, rules, constraints.info)
@@ -116,53 +116,15 @@ def _above_min_score(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, sc
     submissions that cannot be covered without them (found by a flow that counts below-score units as its
     only cost), which are named."""
     good = score >= settings.min_score
-    scale, capacity = _units(settings, cap)
+    scale, capacity = randomized.units(settings, cap)
     units = flow.solve(len(table.submissions), len(table.reviewers), s_idx, r_idx,
                        flow.Arcs(np.arange(len(score)), capacity, (~good).astype(np.int64)),
                        settings.per_paper * scale, settings.min_load * scale, settings.max_load * scale)
     if units is None:
-        raise InputError(_deficit(table, s_idx, r_idx, settings, cap if settings.objective == "randomized" else None))
+        raise InputError(refusals.deficit(table, s_idx, r_idx, settings, cap if settings.objective == "randomized" else None))
     needy = np.unique(s_idx[(units > 0) & ~good])
     keep = good | np.isin(s_idx, needy)
     return keep, tuple(table.submissions[i] for i in needy)
-
-
-def _units(settings: AssignSettings, cap: np.ndarray) -> tuple[int, np.ndarray]:
-    """The unit flow is counted in and each pair's capacity in it, for the objective asked for."""
-    if settings.objective != "randomized":
-        return 1, np.ones(len(cap), np.int64)
-    scale = randomized.scale_for(settings)
-    return scale, np.floor(cap * scale + 1e-9).astype(np.int64)
-
-
-def _refuse_impossible(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, settings: AssignSettings) -> None:
-    n, m, per, low, high = len(table.submissions), len(table.reviewers), settings.per_paper, settings.min_load, \
-        settings.max_load
-    if m * high < n * per:
-        raise InputError(f"capacity below demand: {m:,} reviewers x --max-load {high} = {m * high:,} reviews, but "
-                         f"{n:,} submissions x --per-paper {per} need {n * per:,}; raise --max-load to at least "
-                         f"{-(-n * per // m)} or add reviewers")
-    if m * low > n * per:
-        raise InputError(f"minimum loads cannot all be met: {m:,} reviewers x --min-load {low} = {m * low:,} reviews, "
-                         f"but only {n * per:,} are needed; lower --min-load to at most {n * per // m}")
-    options = np.bincount(s_idx, minlength=n)
-    short = np.flatnonzero(options < per)
-    if len(short):
-        raise InputError(f"{len(short):,} submission(s) have fewer than --per-paper {per} reviewers left after "
-                         f"conflicts and missing scores: {_some(short, table.submissions, options)}; add reviewers "
-                         "or scores for them, or lower --per-paper")
-    reach = np.bincount(r_idx, minlength=m)
-    weak = np.flatnonzero(reach < low)
-    if len(weak):
-        raise InputError(f"minimum loads cannot all be met: {len(weak):,} reviewer(s) can take fewer than "
-                         f"--min-load {low} submissions (scored, not conflicted): "
-                         f"{_some(weak, table.reviewers, reach)}; lower --min-load")
-
-
-def _some(positions: np.ndarray, names: tuple[str, ...], counts: np.ndarray, shown: int = 5) -> str:
-    """The first few of ``positions`` by name, each with its count: "s0 (1), s4 (2) ..."."""
-    listed = ", ".join(f"{names[i]} ({counts[i]})" for i in positions[:shown])
-    return listed + (" ..." if len(positions) > shown else "")
 
 
 def _solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray,
@@ -181,7 +143,7 @@ def _best_floor(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: 
     levels = np.unique(score)
     low, high = 0, len(levels) - 1
     if _solve(table, s_idx, r_idx, score, settings) is None:
-        raise InputError(_deficit(table, s_idx, r_idx, settings))
+        raise InputError(refusals.deficit(table, s_idx, r_idx, settings))
     while low < high:
         middle = (low + high + 1) // 2
         keep = score >= levels[middle]
@@ -190,39 +152,6 @@ def _best_floor(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: 
         else:
             high = middle - 1
     return float(levels[low])
-
-
-def _deficit(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, settings: AssignSettings,
-             cap: np.ndarray | None = None) -> str:
-    """Why the flow found no assignment: how many reviews fit at most, and the submissions left short
-    (``cap``: the pairs' probability limits, for the randomised objective)."""
-    from ortools.graph.python import min_cost_flow
-
-    n, m = len(table.submissions), len(table.reviewers)
-    scale, capacity = _units(settings, cap) if cap is not None else (1, np.ones(len(s_idx), np.int64))
-    per = settings.per_paper * scale
-    graph = min_cost_flow.SimpleMinCostFlow()
-    arcs = graph.add_arcs_with_capacity_and_unit_cost(s_idx, n + r_idx, capacity, np.zeros(len(s_idx), np.int64))
-    graph.add_arcs_with_capacity_and_unit_cost(np.full(n, n + m), np.arange(n), np.full(n, per), np.zeros(n, np.int64))
-    graph.add_arcs_with_capacity_and_unit_cost(n + np.arange(m), np.full(m, n + m + 1),
-                                              np.full(m, settings.max_load * scale), np.zeros(m, np.int64))
-    graph.set_nodes_supplies(np.array([n + m, n + m + 1]), np.array([n * per, -n * per]))
-    graph.solve_max_flow_with_min_cost()
-    placed = int(graph.flows(arcs).sum())
-    if placed < n * per:
-        got = np.bincount(s_idx, weights=graph.flows(arcs), minlength=n)
-        short = np.flatnonzero(got < per)
-        named = ", ".join(table.submissions[i] for i in short[:5])
-        within = (f" with no pair more likely than --max-probability {settings.max_probability}"
-                  if cap is not None else "")
-        hint = ("raise --max-probability, --max-load or add candidate reviewers" if cap is not None
-                else "raise --max-load or add candidate reviewers")
-        return (f"no assignment fits: at most {placed // scale if scale == 1 else round(placed / scale, 2):,} of the {n * settings.per_paper:,} reviews can "
-                f"be placed within --max-load {settings.max_load}{within}, because the reviewers left to "
-                f"{len(short):,} submission(s) ({named}{' ...' if len(short) > 5 else ''}) run out of load or "
-                f"probability; {hint}")
-    return (f"minimum loads cannot all be met together with --per-paper {settings.per_paper} and the conflicts (--min-load "
-            f"{settings.min_load}); lower --min-load")
 
 
 def _result(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, ok: np.ndarray,

@@ -67,3 +67,11 @@ def summary(score: np.ndarray, solution: Fractional, chosen: np.ndarray, optimum
             "sampled_of_optimum": round(sampled / optimum, 6) if optimum else None,
             "largest_pair_probability": round(float(solution.probability.max()), 6),
             "support_pairs": int((solution.units > 0).sum()), "probability_unit": f"1/{solution.scale}"}
+
+
+def units(settings: AssignSettings, cap: np.ndarray) -> tuple[int, np.ndarray]:
+    """The unit flow is counted in and each pair's capacity in it, for the objective asked for."""
+    if settings.objective != "randomized":
+        return 1, np.ones(len(cap), np.int64)
+    scale = scale_for(settings)
+    return scale, np.floor(cap * scale + 1e-9).astype(np.int64)
