@@ -16,6 +16,7 @@ Gurobi licence). Each peer run has ``--peer-limit`` seconds.
 
     python -m benchmarks.assign_bench --instances gold,4000x3500 --matcher-python /tmp/matcher-venv/bin/python
     python -m benchmarks.assign_bench --instances 16000x14000 --matcher-python ... --peer-limit 1200
+    python -m benchmarks.assign_bench --rules --instances gold,4000x3500,16000x14000   # seniority and institutions
 """
 
 from __future__ import annotations
@@ -53,13 +54,21 @@ def report(chosen_s, chosen_r, seconds, **extra):
 
 OURS = MEASURE + """
 from embedsearch.reviewers import AssignSettings, ScoreTable, assign
+from embedsearch.reviewers.attributes import Constraints, Rule
 table = ScoreTable(tuple(f"s{i}" for i in range(n)), tuple(f"r{j}" for j in range(m)), s, r, v, np.zeros(len(s), bool))
+rules = tuple({"senior": Rule("seniority", "senior", 1), "institution": Rule("institution", None, 1)}[x]
+              for x in kwargs.pop("rules", ()))
+info = {f"r{j}": {"seniority": "senior" if j % 3 == 0 else "junior", "institution": f"u{j % max(4, m // 25)}"}
+        for j in range(m)}
+limit = kwargs.pop("time_limit", 60.0)
 start = time.perf_counter()
-result = assign(table, AssignSettings(per_paper=meta["per_paper"], max_load=meta["max_load"], **kwargs))
+result = assign(table, AssignSettings(per_paper=meta["per_paper"], max_load=meta["max_load"], **kwargs),
+                constraints=Constraints(rules, info, limit) if rules else None)
 seconds = time.perf_counter() - start
+extra = {k: result.summary[k] for k in ("solver", "optimality_gap") if k in result.summary}
 pos = [(int(a[1:]), int(b[1:])) for a, b, _ in result.pairs]
 report([a for a, _ in pos], [b for _, b in pos], seconds, expected_of_optimum=result.summary.get("expected_of_optimum"),
-       support=result.summary.get("support_pairs"))
+       support=result.summary.get("support_pairs"), **extra)
 """
 
 PEER = MEASURE + """
@@ -92,6 +101,9 @@ OUR_RUNS = [("total", {"objective": "total"}),
             ("randomized, q = 0.5", {"objective": "randomized", "max_probability": 0.5}),
             ("randomized, q = 0.9, perturbation 0.1", {"objective": "randomized", "max_probability": 0.9,
                                                        "perturbation": 0.1})]
+RULE_RUNS = [("total, >= 1 senior (a third of reviewers): one flow", {"objective": "total", "rules": ["senior"]}),
+             ("total, >= 1 senior and one per institution (m / 25 of them, at least 4): CP-SAT, 120 s",
+              {"objective": "total", "rules": ["senior", "institution"], "time_limit": 120.0})]
 PEER_RUNS = [("MinMax", {"solver": "MinMax"}),
              ("FairFlow", {"solver": "FairFlow"}),
              ("Randomized, q = 0.5", {"solver": "Randomized", "q": 0.5}),
@@ -169,6 +181,8 @@ def row(name: str, who: str, got: dict, optimum: float | None) -> list:
         return [name, who, "failed: " + got["failed"], "", "", "", "", "", ""]
     share = f"{got['total'] / optimum:.2%}" if optimum else ""
     expected = f"{got['expected_of_optimum']:.1%}" if got.get("expected_of_optimum") is not None else ""
+    if got.get("solver"):
+        expected = f"{got['solver']}, gap {got['optimality_gap']:.2%}"
     return [name, who, f"{got['seconds']:.1f} s", f"{got['rss_gb']:.2f} GB", f"{got['total']:,.2f}", share,
             f"{got['weakest_mean']:.3f}", expected, f"{got['support']:,}" if got.get("support") else ""]
 
@@ -185,6 +199,7 @@ def main() -> None:
                         help="the peer's runs over instances of more than a million pairs (the others' dense loops "
                              "take hours there)")
     parser.add_argument("--ours-only", action="store_true")
+    parser.add_argument("--rules", action="store_true", help="instead: the attribute rules, flow and CP-SAT")
     args = parser.parse_args()
     root = str(Path(__file__).resolve().parent.parent)
     ours_env = {**os.environ, "PYTHONPATH": root}
@@ -194,13 +209,13 @@ def main() -> None:
         meta = json.loads((folder / "meta.json").read_text())
         label = f"{name} ({meta['pairs']:,} pairs, R = {meta['per_paper']}, L = {meta['max_load']})"
         optimum = None
-        for run_name, kwargs in OUR_RUNS:
+        for run_name, kwargs in (OUR_RUNS[:1] + RULE_RUNS if args.rules else OUR_RUNS):
             got = run(sys.executable, OURS, folder, kwargs, None, ours_env)
             optimum = optimum or got.get("total")
             results[f"{name} / embedsearch {run_name}"] = got
             rows.append(row(label, f"embedsearch {run_name}", got, optimum))
             print(rows[-1], flush=True)
-        if args.ours_only or not args.matcher_python:
+        if args.ours_only or args.rules or not args.matcher_python:
             continue
         wanted = set((args.large_peer_runs if meta["pairs"] > 1_000_000 else args.peer_runs).split(","))
         for run_name, kwargs in PEER_RUNS:
@@ -213,7 +228,7 @@ def main() -> None:
             print(rows[-1], flush=True)
     print(table(["instance", "solver", "time", "peak RSS", "total affinity", "of embedsearch total", "weakest submission mean",
                  "expected of optimum", "support pairs"], rows))
-    save("assign_bench", {"rows": rows, "results": results, "args": vars(args)})
+    save("assign_bench_rules" if args.rules else "assign_bench", {"rows": rows, "results": results, "args": vars(args)})
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """The command as a user runs it: a real subprocess, real exit codes, real output."""
 
 import json
+import subprocess
+import sys
 
 import pytest
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -186,3 +188,36 @@ def test_help_lists_commands_in_the_order_a_newcomer_needs_them():
     assert headings == ["Options", "Build and search", "Maintenance", "Topics", "Duplicates", "Reviewers", "Serve"]
     names = [line.split()[1] for line in out.splitlines() if line.startswith("│ ") and line.split()[1][0].isalpha()]
     assert names[:3] == ["build", "search", "similar"] and names[-1] == "serve", names
+
+
+def test_running_out_of_memory_is_one_line_exit_2_and_writes_nothing(tmp_path):
+    """A real process under an address-space limit a little above what a small run needs: the large run's
+    allocation fails and the command says so instead of a traceback."""
+    import resource
+
+    import numpy as np
+
+    def scores(path, n, m, k):
+        rng = np.random.default_rng(0)
+        with path.open("w") as fh:
+            fh.write("submission,reviewer,score\n")
+            for i in range(n):
+                fh.writelines(f"s{i},r{j},{v:.4f}\n" for j, v in zip(rng.choice(m, k, replace=False), rng.random(k)))
+        return path
+
+    peak = ("import sys\nsys.argv = ['embedsearch'] + sys.argv[1:]\nfrom embedsearch.cli import main\ntry:\n    main()\n"
+            "finally:\n    print('VmPeak', next(l for l in open('/proc/self/status') if l.startswith('VmPeak'))"
+            ".split()[1], file=sys.stderr)")
+
+    def run(path, out, limit=None):
+        pre = (lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))) if limit else None
+        return subprocess.run([sys.executable, "-c", peak, "assign", "--scores", str(path), "--max-load", "40",
+                               "--out", str(out)], capture_output=True, text=True, preexec_fn=pre, cwd=REPO)
+
+    small = run(scores(tmp_path / "small.csv", 20, 10, 5), tmp_path / "small_out.csv")
+    assert small.returncode == 0, small.stderr
+    needed = int(small.stderr.split("VmPeak")[-1].split()[0]) * 1024
+    out = tmp_path / "big_out.csv"
+    big = run(scores(tmp_path / "big.csv", 4000, 1000, 100), out, int(needed * 1.05))
+    assert big.returncode == 2 and "error: out of memory; nothing was written" in big.stderr, big.stderr[-500:]
+    assert "Traceback" not in big.stderr and not out.exists()

@@ -45,6 +45,10 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
             where = f"{exc.filename}: " if exc.filename else ""
             typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
             raise typer.Exit(2) from None
+        except MemoryError:
+            typer.echo("error: out of memory; nothing was written. Give the command less at once (fewer candidate "
+                       "pairs, a smaller batch) or run it on a machine with more memory", err=True)
+            raise typer.Exit(2) from None
         except KeyboardInterrupt as exc:
             typer.echo("interrupted; nothing was changed on disk", err=True)
             if getattr(exc, "end_at_once", False):  # a solver's threads: nothing is left to finalise
