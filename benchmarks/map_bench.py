@@ -8,6 +8,7 @@ look like arXiv ids, so sizes and timings are real and labels are laid out as on
 words are not.
 
     python -m benchmarks.map_bench --sizes 20000,100000,1000000
+    python -m benchmarks.map_bench --real 100000                  # a real fit (hashing encoder), `embedsearch map`
     python -m benchmarks.map_bench --probe --sizes 1000,100000    # frame time by viewport: fill or vertex bound
 """
 
@@ -134,6 +135,31 @@ def probe(sizes: list[int]) -> list[list]:
     return rows
 
 
+def real(n: int) -> list:
+    """A real fit of ``n`` synthetic abstracts (the hashing test encoder: 40 topics of their own words), then
+    ``embedsearch map`` from the CLI: fit and map times, the file, and its measurement."""
+    from embedsearch import Document, Index
+
+    rng = np.random.default_rng(1)
+    vocab = [f"{a}{b}" for a in ("neu", "gra", "spa", "cau", "qua", "mol", "ker", "ban") for b in
+             ("ral", "ph", "rse", "sal", "ntum", "ecule", "nel", "dit", "tron", "gen")]
+    topic = rng.integers(0, 40, n)
+    docs = [Document(f"p{i}", " ".join(rng.choice(vocab[2 * (t % 40):2 * (t % 40) + 6], 12).tolist()
+                                       + rng.choice(vocab, 6).tolist()),
+                     title=" ".join(rng.choice(WORDS, 8).tolist())) for i, t in enumerate(topic)]
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        Index.build(docs, Path(tmp) / "ix", model="hashing-384")
+        built = time.perf_counter() - start
+        out = Path(tmp) / "map.html"
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "embedsearch", "map", "--index", str(Path(tmp) / "ix"), "--out", str(out)],
+                       check=True)
+        mapped = time.perf_counter() - start
+        got = measure(out, "new")
+        return [f"{n:,}", built, mapped, out.stat().st_size / 2 ** 20, got["first_draw_s"], got["frame_ms"], got["heap_mb"]]
+
+
 def main() -> None:
     from benchmarks.common import ROOT, save, table, worktree
 
@@ -141,8 +167,14 @@ def main() -> None:
     parser.add_argument("--sizes", default="20000,100000,1000000")
     parser.add_argument("--before", default="1d45e5dad193fc4e8d3321486dd59d63386ad102")
     parser.add_argument("--baseline-up-to", type=int, default=100_000)
+    parser.add_argument("--real", type=int, help="instead: a real fit of this many papers (hashing encoder), CLI map")
     parser.add_argument("--probe", action="store_true", help="frame time by viewport size instead (this page only)")
     args = parser.parse_args()
+    if args.real:
+        row = real(args.real)
+        save("map_bench_real", {"row": row})
+        print(table(["papers", "index s", "topics + map s", "file MB", "first draw s", "frame ms", "JS heap MB"], [row]))
+        return
     if args.probe:
         rows = probe([int(n) for n in args.sizes.split(",")])
         save("map_bench_probe", {"rows": rows})
