@@ -368,3 +368,28 @@ def test_rules_that_do_not_cross_are_one_exact_flow_with_cp_sat_s_optimum(rules)
     assert result.summary["total_affinity"] == pytest.approx(best, abs=0.01)  # CP-SAT works on a 1/1000 grid
     plain = assign(scores, settings).summary["total_affinity"]
     assert plain > result.summary["total_affinity"], "the rule binds on this instance"
+
+
+def test_rules_that_cross_go_to_cp_sat_which_finds_the_best_assignment_that_meets_them():
+    from embedsearch.reviewers import attributes
+
+    matrix = np.random.default_rng(12).random((4, 6)).round(3)
+    matrix[:, :3] += 0.5  # the best three share an institution, and one of them is the only senior there
+    info = {f"r{j}": {"seniority": "senior" if j in (0, 4) else "junior", "institution": "u" if j < 3 else f"v{j}"}
+            for j in range(6)}
+    rules = (attributes.Rule("seniority", "senior", 1), attributes.Rule("institution", None, 1))
+    scores = table(matrix)
+    assert attributes.groups(scores, scores.submission, scores.reviewer, 2, list(rules), info) is None
+    plain = assign(scores, AssignSettings(per_paper=2, max_load=2)).pairs
+    assert attributes.violations([(s, r) for s, r, _ in plain], list(rules), info), "the rules bind here"
+    result = assign(scores, AssignSettings(per_paper=2, max_load=2), constraints=attributes.Constraints(rules, info))
+    assert result.summary["solver"] == "CP-SAT" and result.summary["optimal"]
+    assert attributes.violations([(s, r) for s, r, _ in result.pairs], list(rules), info) == []
+    best = -np.inf
+    pairs = list(itertools.combinations(range(6), 2))
+    for choice in itertools.product(pairs, repeat=4):
+        loads = np.bincount([j for c in choice for j in c], minlength=6)
+        chosen = [(f"s{i}", f"r{j}") for i, c in enumerate(choice) for j in c]
+        if loads.max() <= 2 and not attributes.violations(chosen, list(rules), info):
+            best = max(best, sum(matrix[i, j] for i, c in enumerate(choice) for j in c))
+    assert result.summary["total_affinity"] == pytest.approx(best, abs=1e-6)

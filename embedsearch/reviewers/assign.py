@@ -87,7 +87,8 @@ def _constrained(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score:
     """The best total meeting the attribute rules too, checked again on the result."""
     if settings.objective != "total":
         raise InputError(f"--at-least/--at-most work with --objective total only, not {settings.objective}")
-    if _solve(table, s_idx, r_idx, score, settings) is None:
+    plain = _solve(table, s_idx, r_idx, score, settings)
+    if plain is None:
         raise InputError(refusals.deficit(table, s_idx, r_idx, settings))
     rules = list(constraints.rules)
     attributes.refuse_impossible(table, s_idx, r_idx, settings.per_paper, rules, constraints.info)
@@ -102,12 +103,25 @@ def _constrained(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score:
                                      "rules": [str(r) for r in rules]}
     else:
         chosen, solved = attributes.solve(table, s_idx, r_idx, score, settings.per_paper, settings.min_load,
-                                          settings.max_load, rules, constraints.info, constraints.time_limit)
+                                          settings.max_load, rules, constraints.info, constraints.time_limit,
+                                          _first_rule_flow(table, s_idx, r_idx, score, settings, rules,
+                                                           constraints.info, plain))
     result = _result(table, s_idx[chosen], r_idx[chosen], score[chosen], ok, settings)
     broken = attributes.violations([(s, r) for s, r, _ in result.pairs], rules, constraints.info)
     if broken:
         raise InputError(f"the solver's assignment breaks {broken[0]}; nothing was written (please report this)")
     return Assignment(result.pairs, result.alternates, {**result.summary, **solved})
+
+
+def _first_rule_flow(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray,
+                     settings: AssignSettings, rules: list[attributes.Rule], info: dict[str, dict[str, str]],
+                     fallback: np.ndarray) -> np.ndarray:
+    """Where CP-SAT starts: the best assignment meeting the loads and the first rule (one exact flow), else the
+    best meeting the loads alone."""
+    groups = attributes.groups(table, s_idx, r_idx, settings.per_paper, rules[:1], info)
+    units = flow.solve(len(table.submissions), len(table.reviewers), s_idx, r_idx, flow.Arcs.linear(score),
+                       settings.per_paper, settings.min_load, settings.max_load, groups)
+    return fallback if units is None else units > 0
 
 
 def _above_min_score(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, cap: np.ndarray,

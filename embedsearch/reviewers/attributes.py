@@ -138,8 +138,9 @@ def groups(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, per: int, ru
 
 def solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.ndarray, per: int, low: int,
           high: int, rules: list[Rule], info: dict[str, dict[str, str]], time_limit: float,
-          ) -> tuple[np.ndarray, dict]:
-    """The best assignment meeting loads and every rule (CP-SAT), and what the solver proved about it."""
+          hint: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+    """The best assignment meeting loads and every rule (CP-SAT), and what the solver proved about it;
+    ``hint``: an assignment that meets some of them, where the search starts."""
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
@@ -167,6 +168,8 @@ def solve(table: ScoreTable, s_idx: np.ndarray, r_idx: np.ndarray, score: np.nda
                 if len(same) > rule.count:
                     model.add(sum(x[p] for p in same) <= rule.count)
     model.maximize(sum(int(round(v * GRID)) * x[p] for p, v in enumerate(score.tolist())))
+    for var, value in zip(x, [] if hint is None else hint.tolist()):
+        model.add_hint(var, int(value))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = 2
