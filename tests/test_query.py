@@ -110,7 +110,7 @@ def test_the_pattern_the_api_states_refuses_exactly_what_the_parser_refuses():
     tokens = st.sampled_from(["x", "author:", "title:", "year:", "Year:", "foo:", "-", '"', "..", "2020", ">=",
                               "19", " ", "  ", "a b", "http://", ":", "abc", "é"])
 
-    @settings(max_examples=400, deadline=None, database=None)
+    @settings(max_examples=2000, deadline=None, database=None)
     @given(st.lists(tokens, min_size=1, max_size=8).map("".join))
     def agree(query):
         try:

@@ -37,8 +37,12 @@ def _anycase(word: str) -> str:
 
 _KNOWN = "|".join(_anycase(f) for f in FIELDS)
 # What ``parse`` refuses, as one pattern of the tokens it refuses (ECMA-262 and Python alike): a name that is
-# no field, a field with a blank quoted value, a year that is not one.
-REFUSED = (rf'(?:^|\s)-?(?:(?!(?:{_KNOWN}):)[A-Za-z_]+:(?!//)\S|(?:{_KNOWN}):"\s*"(?!\S)'
+# no field, a field with a blank quoted value, a year that is not one. The tokens before a refused one are read
+# as ``_TOKEN`` reads them, each taken whole (a lookahead's capture, then a back-reference: an atomic group in
+# both dialects), so text inside a quoted phrase is never read as a token. Its one group is the first of any
+# pattern that embeds it.
+_ONE_TOKEN = r'(?=(-?(?:[A-Za-z_]+:)?(?:"[^"]*"(?!\S)|\S+)))\1'
+REFUSED = (rf'^\s*(?:{_ONE_TOKEN}\s+)*-?(?:(?!(?:{_KNOWN}):)[A-Za-z_]+:(?!//)\S|(?:{_KNOWN}):"\s*"(?!\S)'
            rf'|{_anycase("year")}:(?=\S)(?!{_YEARS}(?:\s|$)|"\s*{_YEARS}\s*"(?:\s|$)))')
 
 
