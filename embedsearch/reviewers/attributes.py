@@ -7,7 +7,6 @@ with its optimality gap reported. Each rule is checked again on the result."""
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import progress
+from .csvfile import rows
 from .flow import Groups
 from .scores import ScoreTable
 
@@ -57,25 +57,15 @@ def parse(text: str, at_least: bool) -> Rule:
 
 def read_info(path: Path, fields: set[str]) -> dict[str, dict[str, str]]:
     """Each reviewer's attributes; the fields the rules name must be columns."""
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            columns = set(reader.fieldnames or [])
-            missing = sorted(({"reviewer"} | fields) - columns)
-            if missing:
-                raise InputError(f"{path}:1: no {', '.join(repr(c) for c in missing)} column; the header needs "
-                                 f"reviewer and the fields --at-least/--at-most name")
-            info = {}
-            for line, record in enumerate(reader, start=2):
-                reviewer = (record.get("reviewer") or "").strip()
-                if not reviewer:
-                    raise InputError(f"{path}:{line}: empty reviewer id")
-                if reviewer in info:
-                    raise InputError(f"{path}:{line}: reviewer {reviewer!r} appears twice")
-                info[reviewer] = {f: (record.get(f) or "").strip().lower() for f in fields}
-            return info
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--reviewers-info {path}: cannot read ({exc})") from None
+    info: dict[str, dict[str, str]] = {}
+    for line, row in rows(path, ["reviewer", *sorted(fields)], "--reviewers-info",
+                          "reviewer and the fields --at-least/--at-most name"):
+        if not row["reviewer"]:
+            raise InputError(f"{path}:{line}: empty reviewer id")
+        if row["reviewer"] in info:
+            raise InputError(f"{path}:{line}: reviewer {row['reviewer']!r} appears twice")
+        info[row["reviewer"]] = {f: row[f].lower() for f in fields}
+    return info
 
 
 def values(table: ScoreTable, info: dict[str, dict[str, str]], field: str) -> list[str]:

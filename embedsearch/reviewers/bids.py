@@ -4,13 +4,13 @@ mapped Very High 1.0, High 0.5, Neutral 0, Low -0.5, Very Low -1.0, a missing bi
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
+from .csvfile import rows
 from .scores import ScoreTable
 
 BIDS = {"very high": 1.0, "high": 0.5, "neutral": 0.0, "low": -0.5, "very low": -1.0, "none": 0.0}
@@ -50,33 +50,23 @@ def read_pair_values(path: Path, table: ScoreTable, column: str, parse, flag: st
     position = {(s, r): i for i, (s, r) in enumerate(zip(table.submission.tolist(), table.reviewer.tolist()))}
     values = np.full(len(table.score), np.nan)
     outside = 0
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            wanted = ("submission", "reviewer", column)
-            missing = [c for c in wanted if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError(f"{path}:1: no {', '.join(repr(c) for c in missing)} column; the header is "
-                                 f"{','.join(wanted)}")
-            for line, record in enumerate(reader, start=2):
-                s, r, text = ((record.get(c) or "").strip() for c in wanted)
-                if s not in subs:
-                    raise InputError(f"{path}:{line}: unknown submission {s!r} (not in --scores)")
-                if r not in revs:
-                    raise InputError(f"{path}:{line}: unknown reviewer {r!r} (not in --scores)")
-                try:
-                    value = parse(text)
-                except ValueError:
-                    raise InputError(f"{path}:{line}: {column} {text!r} is not valid for {flag}") from None
-                at = position.get((subs[s], revs[r]))
-                if at is None:
-                    outside += 1
-                elif not math.isnan(values[at]):
-                    raise InputError(f"{path}:{line}: the pair {s!r}, {r!r} appears twice")
-                else:
-                    values[at] = value
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{flag} {path}: cannot read ({exc})") from None
+    for line, row in rows(path, ("submission", "reviewer", column), flag):
+        s, r, text = row["submission"], row["reviewer"], row[column]
+        if s not in subs:
+            raise InputError(f"{path}:{line}: unknown submission {s!r} (not in --scores)")
+        if r not in revs:
+            raise InputError(f"{path}:{line}: unknown reviewer {r!r} (not in --scores)")
+        try:
+            value = parse(text)
+        except ValueError:
+            raise InputError(f"{path}:{line}: {column} {text!r} is not valid for {flag}") from None
+        at = position.get((subs[s], revs[r]))
+        if at is None:
+            outside += 1
+        elif not math.isnan(values[at]):
+            raise InputError(f"{path}:{line}: the pair {s!r}, {r!r} appears twice")
+        else:
+            values[at] = value
     return values, outside
 
 

@@ -6,7 +6,6 @@ AC table then goes through the same ``assign`` as reviewers do (loads, objective
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from .csvfile import rows
 from .scores import ScoreTable
 
 
@@ -85,19 +85,11 @@ def build(scores: ScoreTable, papers: dict[str, list[str]], direct: set[tuple[st
                       int(sum((~known[r]).sum() for r in rows)))
 
 
+
 def _rows(path: Path, columns: tuple[str, str], flag: str) -> Iterator[tuple[int, tuple[str, str]]]:
-    """The two named columns of each line, neither empty; a missing column or an empty id names the line."""
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            absent = [c for c in columns if c not in (reader.fieldnames or [])]
-            if absent:
-                raise InputError(f"{path}:1: no {' or '.join(repr(c) for c in absent)} column; the header needs "
-                                 f"{','.join(columns)}")
-            for line, record in enumerate(reader, start=2):
-                a, b = ((record.get(c) or "").strip() for c in columns)
-                if not a or not b:
-                    raise InputError(f"{path}:{line}: empty {columns[0] if not a else columns[1]} id")
-                yield line, (a, b)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{flag} {path}: cannot read ({exc})") from None
+    """The two named columns of each line, neither empty."""
+    for line, row in rows(path, columns, flag):
+        a, b = row[columns[0]], row[columns[1]]
+        if not a or not b:
+            raise InputError(f"{path}:{line}: empty {columns[0] if not a else columns[1]} id")
+        yield line, (a, b)

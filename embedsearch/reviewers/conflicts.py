@@ -3,7 +3,6 @@ from a ``submission,reviewer`` CSV a chair keeps. A conflicted pair is marked in
 
 from __future__ import annotations
 
-import csv
 import re
 import unicodedata
 from collections import Counter
@@ -13,6 +12,7 @@ from typing import Any
 
 from ..corpus import Document
 from ..errors import InputError
+from .csvfile import rows
 from .profiles import Reviewers
 from .settings import ConflictSettings
 
@@ -81,23 +81,14 @@ def _own_name(papers: Sequence[Document], reviewer: str) -> str | None:
 def read_pairs(path: Path, submissions: Sequence[str], reviewers: Sequence[str]) -> dict[tuple[int, int], str]:
     """A chair's conflicts file (header ``submission,reviewer``): each pair by position, or an error naming
     the line of an id neither side has."""
-    rows = {s: i for i, s in enumerate(submissions)}
+    positions = {s: i for i, s in enumerate(submissions)}
     cols = {r: i for i, r in enumerate(reviewers)}
     out = {}
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            missing = {"submission", "reviewer"} - set(reader.fieldnames or [])
-            if missing:
-                raise InputError(f"{path}:1: no {' or '.join(sorted(missing))!s} column; the header is "
-                                 "submission,reviewer")
-            for line, record in enumerate(reader, start=2):
-                s, r = (record.get("submission") or "").strip(), (record.get("reviewer") or "").strip()
-                if s not in rows:
-                    raise InputError(f"{path}:{line}: unknown submission {s!r}; check the id")
-                if r not in cols:
-                    raise InputError(f"{path}:{line}: unknown reviewer {r!r}; check the id")
-                out[(rows[s], cols[r])] = f"listed in {path.name}"
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--conflicts {path}: cannot read ({exc})") from None
+    for line, row in rows(path, ("submission", "reviewer"), "--conflicts"):
+        s, r = row["submission"], row["reviewer"]
+        if s not in positions:
+            raise InputError(f"{path}:{line}: unknown submission {s!r}; check the id")
+        if r not in cols:
+            raise InputError(f"{path}:{line}: unknown reviewer {r!r}; check the id")
+        out[(positions[s], cols[r])] = f"listed in {path.name}"
     return out

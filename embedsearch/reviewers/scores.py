@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from .affinity import Affinity
+from .csvfile import rows
 
 HEADER = ("submission", "reviewer", "score")
 
@@ -57,33 +58,25 @@ def read(path: Path) -> ScoreTable:
     subs: dict[str, int] = {}
     revs: dict[str, int] = {}
     s_idx, r_idx, values, conflicts, seen = [], [], [], [], set()
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            missing = [c for c in HEADER if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError(f"{path}:1: no {', '.join(repr(c) for c in missing)} column; the header is "
-                                 f"{','.join(HEADER)} (as `embedsearch affinity` writes it)")
-            for line, record in enumerate(reader, start=2):
-                s, r, text = ((record.get(c) or "").strip() for c in HEADER)
-                if not s or not r:
-                    raise InputError(f"{path}:{line}: empty {'submission' if not s else 'reviewer'} id")
-                try:
-                    value = float(text)
-                except ValueError:
-                    value = math.nan
-                if not math.isfinite(value):
-                    raise InputError(f"{path}:{line}: score {text!r} is not a finite number")
-                key = (subs.setdefault(s, len(subs)), revs.setdefault(r, len(revs)))
-                if key in seen:
-                    raise InputError(f"{path}:{line}: the pair {s!r}, {r!r} appears twice")
-                seen.add(key)
-                s_idx.append(key[0])
-                r_idx.append(key[1])
-                values.append(value)
-                conflicts.append(bool((record.get("conflict") or "").strip()))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--scores {path}: cannot read ({exc})") from None
+    for line, row in rows(path, HEADER, "--scores", f"{','.join(HEADER)} (as `embedsearch affinity` writes it)",
+                          ("conflict",)):
+        s, r, text = (row[c] for c in HEADER)
+        if not s or not r:
+            raise InputError(f"{path}:{line}: empty {'submission' if not s else 'reviewer'} id")
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise InputError(f"{path}:{line}: score {text!r} is not a finite number")
+        key = (subs.setdefault(s, len(subs)), revs.setdefault(r, len(revs)))
+        if key in seen:
+            raise InputError(f"{path}:{line}: the pair {s!r}, {r!r} appears twice")
+        seen.add(key)
+        s_idx.append(key[0])
+        r_idx.append(key[1])
+        values.append(value)
+        conflicts.append(bool(row["conflict"]))
     if not values:
         raise InputError(f"{path}: no scores; write them with `embedsearch affinity`")
     return ScoreTable(tuple(subs), tuple(revs), np.asarray(s_idx, np.int64), np.asarray(r_idx, np.int64),
