@@ -101,7 +101,7 @@ def test_the_pattern_the_api_states_refuses_exactly_what_the_parser_refuses():
     """REFUSED is what the API's schema says a query may not hold; the parser must agree on any text."""
     import re
 
-    from hypothesis import given, settings
+    from hypothesis import example, given, settings
     from hypothesis import strategies as st
 
     from embedsearch.retrieval.query import REFUSED, parse
@@ -112,6 +112,8 @@ def test_the_pattern_the_api_states_refuses_exactly_what_the_parser_refuses():
 
     @settings(max_examples=2000, deadline=None, database=None)
     @given(st.lists(tokens, min_size=1, max_size=8).map("".join))
+    @example('" year:"').via("a field's name inside a phrase, found by this test once")
+    @example('a "b foo:c" d').via("an unknown field inside a phrase")
     def agree(query):
         try:
             parse(query)
