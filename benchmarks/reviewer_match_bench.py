@@ -6,7 +6,7 @@ lost when the affinities order them the other way (half on a tie), over the sum 
 Aggregations are chosen on d_20_1..3 only; d_20_4..10 are reported apart, then the mean of all ten. Every
 score goes through the library path a chair uses (``Matcher``, ``Submissions``, ``AffinityTable``).
 
-Run: .venv/bin/python -m benchmarks.reviewer_match_bench   (about 4 minutes the first time, embedding 1,300
+Run: .venv/bin/python -m benchmarks.reviewer_match_bench [--precision int8]   (about 4 minutes the first time, embedding 1,300
 texts; then from the embedding cache)
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import SHARED, save, table
+from embedsearch.embedding.precision import DEFAULT_PRECISION
 from embedsearch.embedding.settings import DEFAULT_MODEL
 from embedsearch.reviewers import AffinitySettings, Matcher, Submissions
 
@@ -114,14 +115,21 @@ def _z(matrix: np.ndarray) -> np.ndarray:
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--precision", default=DEFAULT_PRECISION)
+    parser.add_argument("--no-ceiling", action="store_true")
+    args = parser.parse_args()
     rated = ratings()
     results: dict[str, dict[int, tuple[float, float, float]]] = {name: {} for name in SETTINGS}
     with tempfile.TemporaryDirectory() as scratch:
         for d in range(1, 11):
             folder = DATA / f"d_20_{d}"
-            subs = Submissions.read([folder / "submissions.json"], DEFAULT_MODEL)
+            subs = Submissions.read([folder / "submissions.json"], DEFAULT_MODEL, precision=args.precision)
             for name, settings in SETTINGS.items():
-                matcher = Matcher.open(folder / "archives", subs.model, Path(scratch) / f"p{d}", settings)
+                matcher = Matcher.open(folder / "archives", subs.model, Path(scratch) / f"p{d}", settings,
+                                       precision=args.precision)
                 table_ = matcher.table(subs)
                 results[name][d] = loss(table_.matrix, subs.ids, matcher.reviewers.ids, rated)
     rows = []
@@ -131,6 +139,9 @@ def main() -> None:
     rows += [[f"{n} (published)", "", "", f"{v:.2f}", "", ""] for n, v in PUBLISHED]
     print(table(["affinity", "loss d_20_1..3 (tune)", "loss d_20_4..10", "loss all ten", "easy (all)", "hard (all)"],
                 rows))
+    print(f"precision {args.precision}")
+    if args.no_ceiling:
+        return
     bound, mix = ceiling(rated)
     print(f"ceiling: the best mix on all ten of dense + TF-IDF + title + centroid (weights {mix}): loss {bound:.3f}")
     save("reviewer_match", {"ceiling": {"loss": bound, "weights": mix},

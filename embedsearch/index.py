@@ -108,8 +108,11 @@ class Index(Writes, Finds, Recommends):
         index = cls(open_folder(real_path(path), load_manifest), generation)
         if model is not None:
             from .embedding.embed import load_model, model_fingerprint
+            from .embedding.precision import vector_fingerprint
 
-            check_fingerprint(index.manifest.model, model_fingerprint(load_model(model)), model, path)
+            entry = index.manifest.model
+            made = vector_fingerprint(model_fingerprint(load_model(model)), entry.settings.precision)
+            check_fingerprint(entry, made, model, path)
         return index
 
     @classmethod

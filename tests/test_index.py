@@ -69,11 +69,12 @@ def test_add_and_remove_change_results_without_reembedding(index_copy, monkeypat
     assert len(Index.load(index_copy.path)) == 58
 
     from embedsearch.embedding import embed
-    from embedsearch.embedding.query_encoder import OnnxQueryEncoder
+    from embedsearch.embedding.onnx_encoder import OnnxEncoder
 
     for name in ("encode_pieces", "load_model"):  # every way to embed: the model, or loading it
         monkeypatch.setattr(embed, name, lambda *a, **k: pytest.fail("remove must not embed"))
-    monkeypatch.setattr(OnnxQueryEncoder, "encode", lambda *a, **k: pytest.fail("remove must not embed"))
+    for name in ("encode", "encode_pieces"):  # the export, for queries and in bulk
+        monkeypatch.setattr(OnnxEncoder, name, lambda *a, **k: pytest.fail("remove must not embed"))
     index_copy.remove(["new-1", "001_d172d3709162399d:3"])
     monkeypatch.undo()
     reloaded = Index.load(index_copy.path)
@@ -86,16 +87,17 @@ def test_add_embeds_only_new_text(index_copy, monkeypatch, tmp_path):
     import shutil
 
     from embedsearch.embedding import embed
-    from embedsearch.embedding.query_encoder import OnnxQueryEncoder, export_dir
+    from embedsearch.embedding.onnx_encoder import OnnxEncoder
+    from embedsearch.embedding.onnx_export import export_dir
 
     exported = export_dir(index_copy.manifest.model.fingerprint)
     monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "cold"))  # no cached vector can hide a re-embed
     shutil.copytree(exported, export_dir(index_copy.manifest.model.fingerprint))
     fast, seen = [], []
-    real_fast, real = OnnxQueryEncoder.encode, embed.encode_pieces
-    monkeypatch.setattr(OnnxQueryEncoder, "encode", lambda self, texts, *a, **k: fast.extend(texts)
+    real_fast, real = OnnxEncoder.encode, OnnxEncoder.encode_pieces
+    monkeypatch.setattr(OnnxEncoder, "encode", lambda self, texts, *a, **k: fast.extend(texts)
                         or real_fast(self, texts, *a, **k))
-    monkeypatch.setattr(embed, "encode_pieces", lambda texts, *a, **k: seen.extend(texts) or real(texts, *a, **k))
+    monkeypatch.setattr(OnnxEncoder, "encode_pieces", lambda self, texts: seen.extend(texts) or real(self, texts))
     new = "A genuinely new abstract about sparse autoencoders for interpretability."
     index_copy.add([Document("n2", new)])  # a small add: the fast encoder, this text only
     assert fast == [new] and seen == []

@@ -52,11 +52,21 @@ def read_ids(source: str, fields: dict, skip_invalid: bool) -> tuple[list[str], 
     return ids, [str(p) for p in skipped], kinds.kinds
 
 
+def _one_thread() -> None:
+    """A worker shares the machine with the others: one thread for the encoder, whichever it is."""
+    import os
+    import sys
+
+    from ..embedding.onnx_encoder import THREADS_ENV
+
+    os.environ[THREADS_ENV] = os.environ["OMP_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
 def embed_sample(source: str, fields: dict, skip_invalid: bool, manifest: Manifest, rows: list[int]) -> np.ndarray:
     """On a worker: the vectors of the records at positions ``rows`` of one corpus file (a training sample)."""
-    import torch
-
-    torch.set_num_threads(1)
+    _one_thread()
     wanted = set(rows)
     docs = [d for i, d in enumerate(iter_sources([source], FieldMap(**fields), skip_invalid, [])) if i in wanted]
     return Embedder(manifest.model.settings).embed([d.embed_text for d in docs])
@@ -67,9 +77,7 @@ def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, man
                    kinds: dict[str, str]) -> list[SegmentEntry]:
     """On a worker: embed one corpus file and write it as segments under ``root`` with vector index ``kind``
     (filled from the ``trained`` index, serialized, where one is shared); returns their entries."""
-    import torch
-
-    torch.set_num_threads(1)
+    _one_thread()
     embedder = Embedder(manifest.model.settings)
     settings = replace(manifest.vectors, index_type=kind)
     shared = None if trained is None else ivf.deserialize(trained)

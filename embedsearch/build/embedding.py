@@ -17,21 +17,29 @@ from ..store.snapshot import Snapshot
 from ..store.writer import refuse_present
 
 
-def embed_documents(embedder, documents: Sequence[Document], progress: bool, label: str, ray=None) -> np.ndarray:
-    """Vectors for ``documents`` through the embedder's cache, with a progress bar on stderr if asked;
-    with ``ray`` (a ``distributed.RaySettings``), texts missing from the cache are encoded on Ray."""
+def embed_documents(embedder, documents: Sequence[Document], progress, label: str, ray=None) -> np.ndarray:
+    """Vectors for ``documents`` through the embedder's cache; ``progress`` is ``True`` for a bar of its own
+    on stderr, or a callable a caller's bar counts with. With ``ray`` (a ``distributed.RaySettings``),
+    texts missing from the cache are encoded on Ray."""
     texts = [d.embed_text for d in documents]
     options = {}
     if ray is not None:
         from ..engine.distributed import ray_encoder
 
         options = {"encode": ray_encoder(embedder.settings, ray), "chunk": ray.chunk}
+    if callable(progress):
+        return embedder.embed(texts, progress=progress, **options)
     if not progress:
         return embedder.embed(texts, **options)
+    with progress_bar(len(texts), label) as bar:
+        return embedder.embed(texts, progress=bar.update, **options)
+
+
+def progress_bar(total: int, label: str):
+    """A bar on stderr that shows abstracts/s and the time left."""
     from tqdm import tqdm
 
-    with tqdm(total=len(texts), desc=label, unit="doc", file=sys.stderr, dynamic_ncols=True) as bar:
-        return embedder.embed(texts, progress=bar.update, **options)
+    return tqdm(total=total, desc=label, unit=" abstracts", file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
 
 
 FAST_ADD = 32
@@ -52,13 +60,16 @@ def embed_new(snapshot: Snapshot, documents: Sequence[Document], progress: bool,
     if len(documents) <= FAST_ADD:
         return snapshot.encoder.encode([d.embed_text for d in documents])
     embedder = Embedder(model.settings)
-    check_fingerprint(model, embedder.fingerprint, embedder.settings.model, snapshot.root)
+    check_fingerprint(model, embedder.fingerprint, embedder.settings.model, snapshot.root, embedder.settings.precision)
     return embed_documents(embedder, documents, progress, "embedding new")
 
 
 def export_query_encoder(embedder) -> None:
-    """Export the model for the fast query path (cached per model fingerprint)."""
-    from ..embedding.query_encoder import export_dir, export_onnx
+    """Leave the export a search of the new index opens (made during the build unless every window was
+    cached; an fp16 index's CPU queries use the fp32 export)."""
+    from ..embedding.onnx_export import export_onnx, exported
+    from ..embedding.precision import FP16, FP32
 
-    if embedder.hashing is None and not (export_dir(embedder.fingerprint) / "config.json").exists():
-        export_onnx(embedder.model, embedder.fingerprint)
+    if embedder.hashing is None and exported(embedder.fingerprint) is None:
+        precision = embedder.settings.precision
+        export_onnx(embedder.model, embedder.model_fingerprint, FP32 if precision == FP16 else precision)

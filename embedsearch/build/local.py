@@ -4,6 +4,7 @@ with ``ray``) and written as a new folder that replaces any index there only onc
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from ..store import writer
 from ..store.manifest import Manifest
 from ..store.settings import StoreSettings
 from ..store.snapshot import Snapshot
-from .embedding import embed_documents, export_query_encoder
+from .embedding import embed_documents, export_query_encoder, progress_bar
 from .manifest import new_manifest
 
 if TYPE_CHECKING:
@@ -39,9 +40,11 @@ def build(documents: Iterable[Document], path: Path, model: str = DEFAULT_MODEL,
         check_unique(documents)
         total = len(documents)
     embedder = Embedder(embed or EmbedSettings(model=model))
-    batches = ((part, embed_documents(embedder, part, progress, "embedding", ray))
-               for part in writer.chunks(documents, storage.segment_rows))
-    write_batches(batches, path, new_manifest(embedder.manifest_entry(), storage=storage, **settings), total, ray)
+    with ExitStack() as stack:
+        bar = stack.enter_context(progress_bar(total, "embedding")).update if progress else False
+        batches = ((part, embed_documents(embedder, part, bar, "embedding", ray))
+                   for part in writer.chunks(documents, storage.segment_rows))
+        write_batches(batches, path, new_manifest(embedder.manifest_entry(), storage=storage, **settings), total, ray)
     export_query_encoder(embedder)
 
 

@@ -58,7 +58,7 @@ def affinity(reviewers: Path = typer.Option(..., "--reviewers", help="Archives f
     subs = Submissions.read(submissions, model or DEFAULT_MODEL, skip_invalid)
     if model is not None and subs.model != model:
         raise InputError(f"--model {model}: the submissions index was built with {subs.model!r}; leave --model out")
-    matcher = Matcher.open(reviewers, subs.model, profiles, settings, rule, progress=True)
+    matcher = Matcher.open(reviewers, subs.model, profiles, settings, rule, progress=True, precision=subs.precision)
     listed = read_pairs(conflicts, subs.ids, matcher.reviewers.ids) if conflicts else {}
     table = matcher.table(subs, listed)
     keep = None if every else top

@@ -93,8 +93,9 @@ def judge(snapshot: Snapshot, settings: DedupSettings, map_jobs: JobRunner = loc
         return find_duplicates(snapshot, settings, map_jobs, rows)
     mine, theirs = snapshot.manifest.model, against.manifest.model
     if mine.fingerprint != theirs.fingerprint:
-        raise ModelMismatchError(f"{against.path} was built with model {theirs.name!r} and {snapshot.path} with "
-                                 f"{mine.name!r}; rebuild one of them with the other's --model")
+        raise ModelMismatchError(f"{against.path} was built with model {theirs.name!r} at "
+                                 f"{theirs.settings.precision} and {snapshot.path} with {mine.name!r} at "
+                                 f"{mine.settings.precision}; rebuild one of them with the other's --model and --precision")
     return find_duplicates_against(snapshot, against, settings)
 
 

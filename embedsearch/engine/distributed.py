@@ -1,6 +1,6 @@
 """The Ray engine: the batch functions the local path uses, run on a Ray cluster.
 
-Embedding (``embed.encode_pieces``) runs as a Ray Data ``map_batches`` job over an actor pool, so each
+Embedding (``Embedder.encode_pieces``) runs as a Ray Data ``map_batches`` job over an actor pool, so each
 actor loads the model once (on a GPU when the cluster has them); other jobs (filling the shards of an
 IVF index, assigning documents to topics, finding duplicate candidates per IVF list) run as Ray tasks
 through ``RayMap``. Nothing here is imported unless ``--engine ray`` is asked for; Ray is an optional extra.
@@ -62,11 +62,15 @@ class EncodeActor:
     """One model per actor; each call embeds a batch of window strings with the local batch function."""
 
     def __init__(self, settings: dict, threads: int):
+        import os
+
         from ..embedding.embed import Embedder
-        from ..embedding.encoder import is_hashing
+        from ..embedding.onnx_encoder import THREADS_ENV
+        from ..embedding.precision import FP16
 
         self.settings = EmbedSettings(**settings)
-        if not is_hashing(self.settings.model):
+        os.environ[THREADS_ENV] = str(max(1, threads))
+        if self.settings.precision == FP16:
             import torch
 
             torch.set_num_threads(max(1, threads))
@@ -74,12 +78,8 @@ class EncodeActor:
         self.fingerprint, self.dimension = self.embedder.fingerprint, self.embedder.dimension
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """The ``Encoder`` protocol: window strings to vectors with the same batch function as the local path."""
-        from ..embedding.embed import encode_pieces
-
-        if self.embedder.hashing is not None:
-            return self.embedder.hashing.encode(texts)
-        return encode_pieces(list(texts), self.embedder.model, self.settings)
+        """The ``Encoder`` protocol: window strings to vectors with the same backend as the local path."""
+        return self.embedder.encode_pieces(list(texts))
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"row": batch["row"], "vector": self.encode(list(batch["text"]))}

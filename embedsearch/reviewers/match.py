@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus import Document
-from ..embedding.settings import DEFAULT_MODEL
+from ..embedding.precision import DEFAULT_PRECISION
+from ..embedding.settings import DEFAULT_MODEL, EmbedSettings
 from ..errors import IndexStoreError, InputError
 from ..index import Index
 from ..store.layout import default_home
@@ -76,16 +77,18 @@ class Matcher:
     @classmethod
     def open(cls, path: str | Path, model: str = DEFAULT_MODEL, folder: str | Path | None = None,
              settings: AffinitySettings = AffinitySettings(), conflict_rule: ConflictSettings = ConflictSettings(),
-             progress: bool = False) -> Matcher:
+             progress: bool = False, precision: str = DEFAULT_PRECISION) -> Matcher:
         """Read the reviewers at ``path`` and open the index of their publications in ``folder`` (by default
-        under the embedsearch home, named after ``path``), building it when missing or out of date."""
+        under the embedsearch home, named after ``path``), building it when missing, out of date or at
+        another ``precision`` than the submissions'."""
         reviewers = Reviewers.read(path)
         folder = Path(folder) if folder else default_home() / "reviewers" / _folder_name(Path(path), model)
         wanted = [Document(f"{d.metadata['reviewer']}/{d.id}", d.text, d.title, d.metadata)
                   for d in reviewers.publications]
-        index = _reuse(folder, wanted, model)
+        index = _reuse(folder, wanted, model, precision)
         if index is None:
-            index = Index.build(wanted, folder, model=model, progress=progress, name=f"publications of {path}")
+            index = Index.build(wanted, folder, embed=EmbedSettings(model=model, precision=precision),
+                                progress=progress, name=f"publications of {path}")
         return cls(reviewers, index, settings, conflict_rule)
 
     @cached_property
@@ -97,8 +100,10 @@ class Matcher:
         """The affinity of every submission to every reviewer, with author conflicts (by ``conflict_rule``)
         and the given ``conflicts`` (position pairs) marked."""
         if submissions.fingerprint != self.publications.manifest.model.fingerprint:
-            raise InputError(f"the submissions were embedded with {submissions.model!r}, the publications with "
-                             f"{self.publications.model_name!r}; use one model for both (--model)")
+            built = self.publications.manifest.model.settings.precision
+            raise InputError(f"the submissions were embedded with {submissions.model!r} at {submissions.precision}, "
+                             f"the publications with {self.publications.model_name!r} at {built}; use one model "
+                             "and precision for both (--model)")
         vectors = self.vectors
         matrix = aff.scores(submissions.vectors, vectors, self.reviewers.owner, len(self.reviewers), self.settings)
         found = {**from_authors(submissions.documents, self.reviewers, self.conflict_rule), **(conflicts or {})}
@@ -109,7 +114,8 @@ class Matcher:
         doc = Document("abstract", text, title)
         vectors = self.publications.encode([doc.embed_text])
         fingerprint = self.publications.manifest.model.fingerprint
-        table = self.table(Submissions((doc,), vectors, self.publications.model_name, fingerprint))
+        precision = self.publications.manifest.model.settings.precision
+        table = self.table(Submissions((doc,), vectors, self.publications.model_name, fingerprint, precision))
         return list(table.pairs(keep=k))
 
 
@@ -118,13 +124,15 @@ def _folder_name(path: Path, model: str) -> str:
     return f"{path.resolve().name}-{hashlib.sha256(key).hexdigest()[:12]}"
 
 
-def _reuse(folder: Path, wanted: list[Document], model: str) -> Index | None:
-    """The publications index at ``folder`` if it holds exactly ``wanted`` (ids and texts) with ``model``."""
+def _reuse(folder: Path, wanted: list[Document], model: str, precision: str) -> Index | None:
+    """The publications index at ``folder`` if it holds exactly ``wanted`` (ids and texts) with ``model``
+    at ``precision``."""
     try:
         index = Index.load(folder)
     except (IndexStoreError, InputError):
         return None
-    if index.model_name != model or index.documents.ids != [d.id for d in wanted]:
+    if index.model_name != model or index.manifest.model.settings.precision != precision \
+            or index.documents.ids != [d.id for d in wanted]:
         return None
     same = all(a.embed_text == b.embed_text for a, b in zip(index.documents, wanted))
     return index if same else None

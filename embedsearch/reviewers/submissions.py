@@ -12,6 +12,7 @@ import numpy as np
 from ..corpus import Document, UniqueIds, parse_record
 from ..corpus.readers import Problem
 from ..embedding.embed import Embedder
+from ..embedding.precision import DEFAULT_PRECISION
 from ..embedding.settings import EmbedSettings
 from ..errors import InputError
 from ..index import Index
@@ -26,6 +27,7 @@ class Submissions:
     vectors: np.ndarray
     model: str
     fingerprint: str
+    precision: str = DEFAULT_PRECISION
 
     @property
     def ids(self) -> list[str]:
@@ -36,10 +38,11 @@ class Submissions:
         """Every live document of an index (or of every shard of a cluster), with its stored vector."""
         model = index.snapshot.manifest.model
         return cls(tuple(index.documents), np.asarray(index.embeddings, dtype=np.float32), model.name,
-                   model.fingerprint)
+                   model.fingerprint, model.settings.precision)
 
     @classmethod
-    def read(cls, paths: list[Path], model: str, skip_invalid: bool = False, progress: bool = False) -> Submissions:
+    def read(cls, paths: list[Path], model: str, skip_invalid: bool = False, progress: bool = False,
+             precision: str = DEFAULT_PRECISION) -> Submissions:
         """An index or cluster folder (``model`` then comes from it), or corpus files embedded with ``model``."""
         if len(paths) == 1 and paths[0].is_dir():
             return cls.of(Index.load(paths[0]))
@@ -59,6 +62,6 @@ class Submissions:
                     continue
                 documents.append(doc)
         ids.finish(", ".join(str(p) for p in paths))
-        embedder = Embedder(EmbedSettings(model=model))
+        embedder = Embedder(EmbedSettings(model=model, precision=precision))
         vectors = embedder.embed([d.embed_text for d in documents])
-        return cls(tuple(documents), vectors, model, embedder.fingerprint)
+        return cls(tuple(documents), vectors, model, embedder.fingerprint, embedder.settings.precision)

@@ -56,7 +56,8 @@ def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), toke
         from ..reviewers import Matcher
         from .reviewers import router
 
-        app.include_router(router(service, Matcher.open(settings.reviewers, live.current.index.model_name)))
+        app.include_router(router(service, Matcher.open(settings.reviewers, live.current.index.model_name,
+                                                   precision=live.current.index.manifest.model.settings.precision)))
     app.include_router(page.router(live, topics))
     app.state.live, app.state.topics = live, topics
 

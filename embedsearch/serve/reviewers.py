@@ -59,7 +59,8 @@ def router(service: Service, matcher: Matcher) -> APIRouter:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /reviewers/for takes an abstract")
         model = index.manifest.model
         vectors = np.asarray(index.embeddings[[row]], dtype=np.float32)
-        paper = Submissions(tuple(index.documents.get([row])), vectors, model.name, model.fingerprint)
+        paper = Submissions(tuple(index.documents.get([row])), vectors, model.name, model.fingerprint,
+                            model.settings.precision)
         return answer(matcher.table(paper).pairs(keep=k), doc_id)
 
     @api.post("/reviewers/for", dependencies=[only()], response_model=ReviewersOut,

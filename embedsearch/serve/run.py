@@ -61,11 +61,13 @@ def serve(path: Path, settings: ServeSettings, token: str | None) -> None:
         from ..index import Index
         from ..reviewers import Matcher
 
-        Matcher.open(settings.reviewers, Index.load(path).model_name, progress=True)  # built once, before workers
+        served = Index.load(path)
+        Matcher.open(settings.reviewers, served.model_name, progress=True,
+                     precision=served.manifest.model.settings.precision)  # built once, before workers
     check_port(settings.host, settings.port)
     os.environ.update(environment(path, settings))
     if settings.workers > 1:
-        from ..embedding.query_encoder import THREADS_ENV
+        from ..embedding.onnx_encoder import THREADS_ENV
 
         os.environ.setdefault(THREADS_ENV, str(max(1, (os.cpu_count() or 1) // settings.workers)))
     print(f"serving {path} on http://{settings.host}:{settings.port} ({settings.workers} worker(s), "

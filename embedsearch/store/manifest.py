@@ -12,6 +12,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..embedding.precision import LEGACY_PRECISION
 from ..embedding.settings import EmbedSettings, ModelEntry
 from ..errors import CorruptIndexError, EmbedsearchError
 from ..disk.durable import write_json
@@ -67,7 +68,7 @@ class Manifest:
         try:
             return cls(
                 model=ModelEntry(**{**_typed(file, "model", model, ModelEntry, skip={"settings"}),
-                                    "settings": _settings(file, "model.settings", _required(file, model, "settings", "model"),
+                                    "settings": _settings(file, "model.settings", _model_settings(file, model),
                                                           EmbedSettings)}),
                 vectors=_settings(file, "index.settings", _required(file, index, "settings", "index"), VectorSettings),
                 lexical=_settings(file, "lexical", top.get("lexical", {}), LexicalSettings),
@@ -110,6 +111,12 @@ def _plain(file: Path, name: str, section: dict[str, Any], kind: type) -> dict[s
     """The section's scalar keys for ``kind`` (nested settings are read by their own dataclass)."""
     _known(file, name, section, {f.name for f in fields(kind)})
     return {k: v for k, v in section.items() if not isinstance(v, dict)}
+
+
+def _model_settings(file: Path, model: dict[str, Any]) -> Any:
+    """The embedding settings; a manifest written before precisions existed was built at fp32."""
+    section = _required(file, model, "settings", "model")
+    return {"precision": LEGACY_PRECISION, **section} if isinstance(section, dict) else section
 
 
 def _settings(file: Path, name: str, section: Any, kind: type) -> Any:

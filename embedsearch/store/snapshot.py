@@ -92,7 +92,8 @@ class Snapshot:
     def encoder(self):
         """The query encoder of the index's model (the fast ONNX path where it exists)."""
         model = self.manifest.model
-        return query_encoder(model.name, model.fingerprint, model.settings.max_windows, model.settings.tail_weight)
+        settings = model.settings
+        return query_encoder(model.name, model.fingerprint, settings.max_windows, settings.tail_weight, settings.precision)
 
     @property
     def simple(self) -> bool:
@@ -113,7 +114,8 @@ class Snapshot:
     def summary(self) -> dict[str, Any]:
         m, g = self.manifest, self.generation
         return {"documents": len(self), "model": m.model.name, "dimension": m.model.dimension,
-                "fingerprint": m.model.fingerprint, "index_type": self.index_type, "segments": len(self.segments),
+                "fingerprint": m.model.fingerprint,
+                "precision": m.model.settings.precision, "index_type": self.index_type, "segments": len(self.segments),
                 "deleted": sum(e.deleted for e in g.segments), "generation": self.number, "built_at": m.built_at,
                 "updated_at": g.committed_at, "format_version": m.format_version,
                 "package_version": m.package_version, "provenance": m.provenance, "field_kinds": self.field_kinds,
