@@ -44,14 +44,12 @@ def test_a_reopened_int8_index_says_so_and_adds_at_int8(int8_index, tmp_path):
     assert float(Index.load(copy).embeddings[row] @ index.encode([many[3].embed_text])[0]) > 0.9999
 
 
-def test_old_manifests_without_a_precision_read_as_fp32(bundled_index, tmp_path):
-    copy = tmp_path / "old"
-    shutil.copytree(bundled_index.path, copy)
-    manifest = copy / "manifest.json"
-    data = json.loads(manifest.read_text())
-    del data["model"]["settings"]["precision"]
-    manifest.write_text(json.dumps(data))
-    assert Index.load(copy).manifest.model.settings.precision == "fp32"
+def test_old_manifests_without_a_precision_read_as_fp32_whatever_the_default(tmp_path):
+    from embedsearch.store.manifest import _model_settings
+
+    file = tmp_path / "manifest.json"
+    assert _model_settings(file, {"settings": {"model": "m"}})["precision"] == "fp32"
+    assert _model_settings(file, {"settings": {"model": "m", "precision": "int8"}})["precision"] == "int8"
 
 
 def test_duplicates_across_precisions_fail_in_one_line(int8_index, bundled_index):

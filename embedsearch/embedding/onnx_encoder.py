@@ -24,6 +24,9 @@ import numpy as np
 from .windows import pool_windows, split_texts
 
 THREADS_ENV = "EMBEDSEARCH_ONNX_THREADS"  # set by `serve --workers N` so N workers share the cores
+# "basic" runs onnxruntime's unfused kernels: the float noise another onnxruntime build or CPU would make
+OPTIMIZATION_ENV = "EMBEDSEARCH_ONNX_OPTIMIZATION"
+_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED", "basic": "ORT_ENABLE_BASIC"}
 BULK_BATCH = 4
 BULK_FROM = 16  # windows in one call from which the per-core sessions pay off
 
@@ -62,6 +65,8 @@ class OnnxEncoder:
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
+        level = _LEVELS.get(os.environ.get(OPTIMIZATION_ENV, "all"), "ORT_ENABLE_ALL")
+        options.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel, level)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # idle threads sleep instead of spinning, leaving the cores to a busy server's request threads

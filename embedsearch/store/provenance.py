@@ -32,7 +32,10 @@ def torch_capability() -> str | None:
     return torch.backends.cpu.get_cpu_capability() if torch is not None else None
 
 
+CODE_PATHS = ("ATEN_CPU_CAPABILITY", "NUMBA_CPU_NAME", "EMBEDSEARCH_ONNX_OPTIMIZATION")  # switches of float noise
+
+
 def provenance() -> dict[str, Any]:
     return {"versions": versions(), "python": platform.python_version(), "machine": platform.machine(),
             "torch_cpu_capability": torch_capability(),
-            "environment": {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "NUMBA_CPU_NAME") if k in os.environ}}
+            "environment": {k: os.environ[k] for k in CODE_PATHS if k in os.environ}}
