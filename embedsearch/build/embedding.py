@@ -68,8 +68,7 @@ def export_query_encoder(embedder) -> None:
     """Leave the export a search of the new index opens (made during the build unless every window was
     cached; an fp16 index's CPU queries use the fp32 export)."""
     from ..embedding.onnx_export import export_onnx, exported
-    from ..embedding.precision import FP16, FP32
+    from ..embedding.precision import export_precision
 
     if embedder.hashing is None and exported(embedder.fingerprint) is None:
-        precision = embedder.settings.precision
-        export_onnx(embedder.model, embedder.model_fingerprint, FP32 if precision == FP16 else precision)
+        export_onnx(embedder.model, embedder.model_fingerprint, export_precision(embedder.settings.precision))

@@ -33,3 +33,8 @@ def vector_fingerprint(model_fingerprint: str, precision: str) -> str:
         return model_fingerprint
     tag = f"{model_fingerprint}:{precision}:q{QUANT_FORMAT}" if precision == INT8 else f"{model_fingerprint}:{precision}"
     return hashlib.sha256(tag.encode()).hexdigest()[:16]
+
+
+def export_precision(precision: str) -> str:
+    """The precision of the ONNX export that encodes on a CPU for ``precision`` (fp16 runs only on a GPU)."""
+    return FP32 if precision == FP16 else precision

@@ -17,7 +17,7 @@ from ..errors import EmbedsearchError, ModelMismatchError
 from .encoder import Encoder, HashingEncoder, is_hashing
 from .onnx_encoder import THREADS_ENV, OnnxEncoder
 from .onnx_export import export_dir, export_onnx, exported
-from .precision import FP16, FP32, LEGACY_PRECISION, vector_fingerprint
+from .precision import FP32, LEGACY_PRECISION, export_precision, vector_fingerprint
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -61,7 +61,7 @@ def query_encoder(model_name: str, fingerprint: str, max_windows: int, tail_weig
         raise ModelMismatchError(
             f"model {model_name!r} on this machine makes vectors {actual} at {precision}, not the index's "
             f"{fingerprint}; install the model the index was built with, or rebuild it with `embedsearch build`")
-    made = export_onnx(model, base, FP32 if precision == FP16 else precision)
+    made = export_onnx(model, base, export_precision(precision))
     if made is not None:
         encoder = OnnxEncoder(made, max_windows, tail_weight)
         encoder.fingerprint = fingerprint
