@@ -1,9 +1,13 @@
 """Embedding throughput per encoder on the same SciFact abstracts, each in a fresh process with no
 embedding cache: sentence-transformers fp32 (the old bulk path), the ONNX export at fp32 and at int8
-(``Embedder`` with ``precision``): abstracts/s, peak RSS, cosine to sentence-transformers. With
-``--quality``, SciFact test nDCG@10 (dense and hybrid) of an index built at each ONNX precision.
+(``Embedder`` with ``precision``), fastembed (the peer) running the same exports from a local folder, and
+the static draft model (``static-minilm``): abstracts/s, peak RSS, cosine to sentence-transformers. With
+``--quality``, SciFact test nDCG@10 (dense and hybrid) of an index built with each of our encoders; with
+``--topics``, arXiv-2000 topic NMI of each; with ``--build N``, the wall time of ``embedsearch build`` of N
+SciFact-length abstracts (six SciFact sentences each) at int8, in a process of its own.
 
-Run: .venv/bin/python -m benchmarks.embed_bench [--n 300] [--quality]
+Run: .venv/bin/python -m benchmarks.embed_bench [--n 2000] [--quality] [--topics] [--build 100000]
+(fastembed: `pip install fastembed`, in `make .venv/.bench-installed`)
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,7 +27,9 @@ import numpy as np
 from benchmarks.common import SHARED, cpu_model, peak_rss_mb, save, table
 
 SCIFACT = SHARED / "eval" / "scifact"
-BACKENDS = ("st-fp32", "onnx-fp32", "onnx-int8")
+ARXIV = SHARED / "eval" / "arxiv" / "arxiv_kaggle_0704_2000.jsonl"
+BACKENDS = ("st-fp32", "onnx-fp32", "onnx-int8", "fastembed-fp32", "fastembed-int8", "static-minilm")
+OURS = {"fp32": {}, "int8": {"precision": "int8"}, "static-minilm": {"model": "static-minilm"}}
 
 
 def texts(n: int) -> list[str]:
@@ -42,9 +49,19 @@ def child(backend: str, n: int, out: Path) -> None:
         embed_batch(corpus[:4], model)
         start = time.perf_counter()
         vectors = embed_batch(corpus, model)
+    elif backend.startswith("fastembed"):
+        model = fastembed_model(backend.split("-")[1])
+        list(model.embed(corpus[:4]))
+        start = time.perf_counter()
+        vectors = np.stack(list(model.embed(corpus, batch_size=32)))
+    elif backend == "static-minilm":
+        embedder = Embedder(EmbedSettings(model="static-minilm"))  # distilled beforehand; it uses no cache
+        embedder.embed(corpus[:4])
+        start = time.perf_counter()
+        vectors = embedder.embed(corpus)
     else:
-        os.environ["EMBEDSEARCH_CACHE_DIR"] = tempfile.mkdtemp()  # an empty embedding cache ...
-        embedder = Embedder(EmbedSettings(precision=backend.split("-")[1]))
+        # an empty embedding cache; the export and the model's record (no torch import) from the real one
+        embedder = Embedder(EmbedSettings(precision=backend.split("-")[1]), cache_dir=Path(tempfile.mkdtemp()))
         embedder.backend  # ... with the export (from the real cache, made once) opened outside the timing
         start = time.perf_counter()
         vectors = embedder.embed(corpus)
@@ -53,13 +70,37 @@ def child(backend: str, n: int, out: Path) -> None:
     print(json.dumps({"seconds": seconds, "rss_mb": peak_rss_mb()}))
 
 
+def fastembed_model(precision: str):
+    """fastembed's ``TextEmbedding`` over our export at ``precision``, from a local folder: the export's
+    ``model.onnx`` and the bundled model's tokenizer files, truncating at the model's 256 tokens."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    from embedsearch import EmbedSettings
+    from embedsearch.embedding.embed import Embedder, resolve_model
+
+    export = Embedder(EmbedSettings(precision=precision)).backend.folder
+    source = Path(resolve_model("all-MiniLM-L6-v2"))
+    folder = Path(tempfile.mkdtemp(prefix="fastembed-"))
+    (folder / "model.onnx").symlink_to(export / "model.onnx")
+    for name in ("tokenizer.json", "config.json", "special_tokens_map.json"):
+        (folder / name).write_bytes((source / name).read_bytes())
+    config = json.loads((source / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "model_max_length": 256}))
+    name = f"embedsearch/minilm-{precision}"
+    TextEmbedding.add_custom_model(name, pooling=PoolingType.MEAN, normalization=True,
+                                   sources=ModelSource(hf=name), dim=384, model_file="model.onnx")
+    return TextEmbedding(name, specific_model_path=str(folder), threads=os.cpu_count())
+
+
 def exports_ready() -> None:
-    """Make both exports in the shared cache once, so no child times an export."""
+    """Make both exports and the static model in the shared cache once, so no child times them."""
     from embedsearch import EmbedSettings
     from embedsearch.embedding.embed import Embedder
 
     for precision in ("fp32", "int8"):
         Embedder(EmbedSettings(precision=precision)).backend
+    Embedder(EmbedSettings(model="static-minilm"))
 
 
 def quality() -> list[list]:
@@ -69,20 +110,81 @@ def quality() -> list[list]:
     data = load_beir(SCIFACT)
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        for precision in ("fp32", "int8"):
+        for name, settings in OURS.items():
             start = time.perf_counter()
-            index = Index.build(data.documents, Path(scratch) / precision, embed=EmbedSettings(precision=precision))
+            index = Index.build(data.documents, Path(scratch) / name, embed=EmbedSettings(**settings))
             build_s = time.perf_counter() - start
             dense = score_run(rank_queries(index, data.queries, mode="dense"), data.qrels)["ndcg@10"]
             hybrid = score_run(rank_queries(index, data.queries), data.qrels)["ndcg@10"]
-            rows.append([precision, len(data.documents), f"{build_s:.0f}", f"{dense:.3f}", f"{hybrid:.3f}"])
+            rows.append([name, len(data.documents), f"{build_s:.0f}", f"{dense:.3f}", f"{hybrid:.3f}"])
+            print(rows[-1], flush=True)
+    return rows
+
+
+def topics() -> list[list]:
+    """arXiv-2000 topics (the default fit: a consensus of seeds) of an index built with each encoder: NMI and
+    ARI against the 18 archives, unassigned papers counted as one more cluster (as ``topics_bench``)."""
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+    from embedsearch import EmbedSettings, Index
+    from embedsearch.corpus import read_sources
+
+    docs = read_sources([ARXIV]).documents
+    truth = {json.loads(line)["id"]: json.loads(line)["label"] for line in ARXIV.open()}
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, settings in OURS.items():
+            index = Index.build(docs, Path(scratch) / name, embed=EmbedSettings(**settings))
+            model = index.topics()
+            found = dict(zip(model.ids, model.assignments[0]))
+            labels, assigned = [truth[d.id] for d in docs], [found[d.id] for d in docs]
+            rows.append([name, f"{normalized_mutual_info_score(labels, assigned):.3f}",
+                         f"{adjusted_rand_score(labels, assigned):.3f}", f"{np.mean(np.asarray(assigned) < 0):.1%}",
+                         len(set(assigned) - {-1})])
+            print(rows[-1], flush=True)
+    return rows
+
+
+def build(n: int) -> list[list]:
+    """``embedsearch build`` of ``n`` SciFact-length abstracts at int8 from a JSONL file, empty caches, timed
+    from the command's start to a searchable index (the export made beforehand, as a user's second build)."""
+    import random
+
+    from benchmarks.common import sentence_pool
+
+    rng, pool = random.Random(0), sentence_pool()
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        corpus = Path(scratch) / "corpus.jsonl"
+        with corpus.open("w") as fh:
+            for i in range(n):
+                fh.write(json.dumps({"id": f"a{i}", "text": " ".join(rng.sample(pool, 6))}) + "\n")
+        env = {**os.environ, "EMBEDSEARCH_CACHE_DIR": str(Path(scratch) / "cache")}
+        subprocess.run([sys.executable, "-c", "from benchmarks.embed_bench import exports_ready as e; e()"],
+                       check=True, env=env)
+        for name, settings in (("int8", ["--precision", "int8"]), ("static-minilm", ["--model", "static-minilm"])):
+            command = [str(Path(sys.executable).parent / "embedsearch"), "build", str(corpus), "--index",
+                       str(Path(scratch) / name), *settings]
+            start = time.perf_counter()
+            subprocess.run(command, check=True, env=env, stderr=subprocess.DEVNULL)
+            seconds = time.perf_counter() - start
+            search = subprocess.run([str(Path(sys.executable).parent / "embedsearch"), "search", "vitamin D deficiency",
+                                     "-k", "1", "--index", str(Path(scratch) / name)], check=True, env=env,
+                                    capture_output=True, text=True)
+            rows.append([name, f"{n:,}", f"{seconds / 60:.1f} min", f"{n / seconds:.1f}",
+                         search.stdout.splitlines()[0][:60]])
+            print(rows[-1], flush=True)
+            shutil.rmtree(Path(scratch) / "cache" / "embeddings", ignore_errors=True)
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=300)
+    parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--quality", action="store_true")
+    parser.add_argument("--topics", action="store_true")
+    parser.add_argument("--build", type=int, default=0)
+    parser.add_argument("--skip", nargs="*", default=[], choices=BACKENDS)
     parser.add_argument("--child", choices=BACKENDS)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -90,27 +192,45 @@ def main() -> None:
         return child(args.child, args.n, args.out)
     exports_ready()
     results, vectors = {}, {}
+    backends = [b for b in BACKENDS if b not in args.skip]
     with tempfile.TemporaryDirectory() as scratch:
-        for backend in BACKENDS:
+        for backend in backends:
             out = Path(scratch) / f"{backend}.npy"
             run = subprocess.run([sys.executable, "-m", "benchmarks.embed_bench", "--child", backend, "--n",
                                   str(args.n), "--out", str(out)], capture_output=True, text=True, check=True)
             results[backend] = json.loads(run.stdout.strip().splitlines()[-1])
             vectors[backend] = np.load(out)
+            print(backend, results[backend], flush=True)
     base = results["st-fp32"]["seconds"]
+    from embedsearch import EmbedSettings
+    from embedsearch.embedding.embed import Embedder
+
+    windows = len(Embedder(EmbedSettings())._split(texts(args.n))[0])  # fastembed truncates: one window each
     rows = []
-    for backend in BACKENDS:
-        cos = (vectors[backend] * vectors["st-fp32"]).sum(axis=1)
+    for backend in backends:
+        same = vectors[backend].shape == vectors["st-fp32"].shape
+        cos = (vectors[backend] * vectors["st-fp32"]).sum(axis=1) if same else np.full(1, np.nan)
         r = results[backend]
-        rows.append([backend, f"{args.n / r['seconds']:.1f}", f"{base / r['seconds']:.2f}x", f"{r['rss_mb']:.0f}",
-                     f"{cos.mean():.4f}", f"{cos.min():.4f}"])
+        run = args.n if backend.startswith("fastembed") else windows
+        rows.append([backend, f"{args.n / r['seconds']:.1f}", f"{base / r['seconds']:.2f}x",
+                     "" if backend == "static-minilm" else f"{run / r['seconds']:.1f}", f"{r['rss_mb']:.0f}",
+                     *((f"{cos.mean():.4f}", f"{cos.min():.4f}") if same else ("other space", ""))])
     print(f"{args.n} SciFact abstracts, {os.cpu_count()} cores ({cpu_model()}), empty embedding cache")
-    print(table(["encoder", "abstracts/s", "vs ST fp32", "peak RSS MB", "cos mean", "cos min"], rows))
-    payload = {"n": args.n, "results": results}
+    print(f"{windows} windows of at most 256 tokens for our encoders and sentence-transformers; fastembed truncates")
+    print(table(["encoder", "abstracts/s", "vs ST fp32", "windows/s", "peak RSS MB", "cos mean", "cos min"], rows))
+    payload = {"n": args.n, "windows": windows, "results": results}
     if args.quality:
         q = quality()
-        print(table(["precision", "abstracts", "build s", "nDCG@10 dense", "nDCG@10 hybrid"], q))
+        print(table(["encoder", "abstracts", "build s", "nDCG@10 dense", "nDCG@10 hybrid"], q))
         payload["quality"] = q
+    if args.topics:
+        t = topics()
+        print(table(["encoder", "NMI", "ARI", "unassigned", "topics"], t))
+        payload["topics"] = t
+    if args.build:
+        b = build(args.build)
+        print(table(["encoder", "abstracts", "embedsearch build", "abstracts/s", "first hit"], b))
+        payload["build"] = b
     save("embed_bench", payload)
 
 

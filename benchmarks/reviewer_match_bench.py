@@ -6,7 +6,7 @@ lost when the affinities order them the other way (half on a tie), over the sum 
 Aggregations are chosen on d_20_1..3 only; d_20_4..10 are reported apart, then the mean of all ten. Every
 score goes through the library path a chair uses (``Matcher``, ``Submissions``, ``AffinityTable``).
 
-Run: .venv/bin/python -m benchmarks.reviewer_match_bench [--precision int8]   (about 4 minutes the first time, embedding 1,300
+Run: .venv/bin/python -m benchmarks.reviewer_match_bench [--precision int8] [--model static-minilm]   (about 4 minutes the first time, embedding 1,300
 texts; then from the embedding cache)
 """
 
@@ -119,6 +119,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--precision", default=DEFAULT_PRECISION)
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="e.g. static-minilm, the static draft model")
     parser.add_argument("--no-ceiling", action="store_true")
     args = parser.parse_args()
     rated = ratings()
@@ -126,7 +127,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for d in range(1, 11):
             folder = DATA / f"d_20_{d}"
-            subs = Submissions.read([folder / "submissions.json"], DEFAULT_MODEL, precision=args.precision)
+            subs = Submissions.read([folder / "submissions.json"], args.model, precision=args.precision)
             for name, settings in SETTINGS.items():
                 matcher = Matcher.open(folder / "archives", subs.model, Path(scratch) / f"p{d}", settings,
                                        precision=args.precision)

@@ -70,5 +70,5 @@ def export_query_encoder(embedder) -> None:
     from ..embedding.onnx_export import export_onnx, exported
     from ..embedding.precision import export_precision
 
-    if embedder.hashing is None and exported(embedder.fingerprint) is None:
+    if embedder.direct is None and exported(embedder.fingerprint) is None:
         export_onnx(embedder.model, embedder.model_fingerprint, export_precision(embedder.settings.precision))

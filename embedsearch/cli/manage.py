@@ -31,7 +31,7 @@ def _report_skipped(skipped) -> None:
 @friendly
 def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (seed format), .jsonl, .csv, .parquet."),
           index: str = typer.Option(..., "--index", "-i", help="Index folder to create or replace."),
-          model: str = typer.Option(EmbedSettings().model, "--model", help="sentence-transformers name or path."),
+          model: str = typer.Option(EmbedSettings().model, "--model", help="sentence-transformers name or path; static-minilm (or a model2vec folder) for a fast draft index."),
           id_field: str | None = typer.Option(None, "--id-field"),
           title_field: str | None = typer.Option(None, "--title-field"),
           text_field: str | None = typer.Option(None, "--text-field"),

@@ -25,6 +25,20 @@ def _topic_labels(idx) -> dict[str, str]:
     return {doc_id: labels[t] for doc_id, t in zip(model.ids, model.assignments[0]) if t >= 0}
 
 
+def _print_listing(answer, sort: str) -> None:
+    """Every paper a query of no free words matches, in date order: rank, date, id, preview."""
+    from ..retrieval.find import when
+
+    width = shutil.get_terminal_size((120, 20)).columns
+    id_width = max([len(one_line(h.id)) for h in answer] + [2])
+    for hit in answer:
+        line = f"{hit.rank:>3}  {when(hit) or '-':<10}  {one_line(hit.id):<{id_width}}  {one_line(hit.preview)}"
+        typer.echo(line if len(line) <= width else line[: width - 1] + "…")
+    order = "oldest" if sort == "oldest" else "newest"
+    typer.echo(f"{answer.total:,} papers match every term (exact over the whole index); {len(answer):,} shown, "
+               f"{order} first (undated last){'; raise -k for more' if answer.total > len(answer) else ''}.")
+
+
 def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str, str] | None = None,
                 mode: str = "dense", note: bool = True, explain: bool = False, sort: str = "relevance") -> None:
     """A table of hits: rank, the score that orders them, the band, the id, a preview; then one line on
@@ -38,6 +52,8 @@ def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str,
         return
     if query is not None:
         typer.echo(f"\n# {query}")
+    if getattr(hits, "listing", False):
+        return _print_listing(hits, sort)
     width = shutil.get_terminal_size((120, 20)).columns
     shown = [one_line(h.id) for h in hits]
     id_width = max([len(i) for i in shown] + [2])

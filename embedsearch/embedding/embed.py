@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import EmbedsearchError, ModelMismatchError
 from .cache import EmbeddingCache, default_cache_dir
-from .encoder import HashingEncoder, is_hashing
+from .distilled import direct_encoder
 from .known_models import recall, remember
 from .models import _dimension, check_fingerprint, load_model, model_fingerprint, model_info, resolve_model
 from .onnx_export import export_onnx, exported
@@ -70,22 +70,23 @@ def text_key(text: str) -> bytes:
 class Embedder:
     """Embeds texts through the cache: a window string seen before at this precision is never encoded
     again. The model itself is loaded only when it must be: a window missing from the cache and no export
-    to encode it with (``known_models``)."""
+    to encode it with (``known_models``). A static model or the hashing test encoder (``direct``) is
+    faster than the cache, so whole texts go to it directly."""
 
     def __init__(self, settings: EmbedSettings = EmbedSettings(), cache_dir: Path | None = None):
         self.settings = settings
-        self.hashing = HashingEncoder(settings.model) if is_hashing(settings.model) else None
+        self.direct = direct_encoder(settings)
         self._model: SentenceTransformer | None = None
         self._backend = None
-        self.known = None if self.hashing else recall(resolve_model(settings.model))
-        if self.hashing:
-            self.info = self.hashing.info()
+        self.known = None if self.direct else recall(resolve_model(settings.model))
+        if self.direct:
+            self.info = self.direct.info()
         elif self.known:
             self.info = dict(self.known.info)
         else:
             self.info = model_info(self.model)
         self.model_fingerprint = self.info["fingerprint"]
-        self.fingerprint = self.model_fingerprint if self.hashing else \
+        self.fingerprint = self.model_fingerprint if self.direct else \
             vector_fingerprint(self.model_fingerprint, settings.precision)
         self.dimension = self.info["dimension"]
         self.cache = EmbeddingCache(cache_dir or default_cache_dir(), self.fingerprint, self.info["dimension"])
@@ -93,8 +94,8 @@ class Embedder:
 
     @property
     def model(self) -> SentenceTransformer | None:
-        """The sentence-transformers model (``None`` for the hashing encoder), loaded on first use."""
-        if self.hashing is None and self._model is None:
+        """The sentence-transformers model (``None`` for a direct encoder), loaded on first use."""
+        if self.direct is None and self._model is None:
             model = load_model(self.settings.model, self._device())
             info = model_info(model)
             remember(resolve_model(self.settings.model), info, model.tokenizer.num_special_tokens_to_add())
@@ -138,14 +139,14 @@ class Embedder:
 
     def encode_pieces(self, pieces: Sequence[str]) -> np.ndarray:
         """Window strings to unit vectors with this embedder's backend (no cache): a Ray actor's batch."""
-        if self.hashing is not None:
-            return self.hashing.encode(pieces)
+        if self.direct is not None:
+            return self.direct.encode(pieces)
         return self.backend.encode_pieces(list(pieces))
 
-    def _embed_hashed(self, texts: Sequence[str], progress: Callable[[int], None] | None, chunk: int,
+    def _embed_direct(self, texts: Sequence[str], progress: Callable[[int], None] | None, chunk: int,
                       encode: Callable[[list[str]], np.ndarray] | None) -> np.ndarray:
-        """The hashing encoder has no windows and no cache; ``encode`` (a Ray cluster) still does the work."""
-        encode = encode or self.hashing.encode
+        """A direct encoder has no windows and no cache; ``encode`` (a Ray cluster) still does the work."""
+        encode = encode or self.direct.encode
         parts = [np.zeros((0, self.dimension), dtype=np.float32)]
         for start in range(0, len(texts), chunk):
             part = list(texts[start:start + chunk])
@@ -175,8 +176,8 @@ class Embedder:
         ``encode`` computes the window strings missing from the cache (default: ``encode_pieces``;
         ``distributed.ray_encoder`` runs the same on a Ray cluster). ``computed`` counts the texts that
         needed the encoder."""
-        if self.hashing is not None:
-            return self._embed_hashed(texts, progress, chunk, encode)
+        if self.direct is not None:
+            return self._embed_direct(texts, progress, chunk, encode)
         encode = encode or self.encode_pieces
         out = np.zeros((len(texts), self.info["dimension"]), dtype=np.float32)
         for start in range(0, len(texts), chunk):

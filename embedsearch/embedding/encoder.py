@@ -2,8 +2,8 @@
 deterministic encoder that needs no model.
 
 ``Encoder`` is implemented by the bulk path (``embed.Embedder``), the fast query path
-(``query_encoder.OnnxQueryEncoder``, ``TorchQueryEncoder``), the Ray actor (``distributed.EncodeActor``)
-and ``HashingEncoder``. The last is for tests and dry runs: ``--model hashing-384`` builds a real
+(``query_encoder.OnnxQueryEncoder``, ``TorchQueryEncoder``), the Ray actor (``distributed.EncodeActor``),
+static models (``distilled.StaticEncoder``) and ``HashingEncoder``. The last is for tests and dry runs: ``--model hashing-384`` builds a real
 index (segments, FAISS, BM25, topics, dedup all work) in seconds without loading a neural model, but
 its vectors only know which words texts share, so never use it for real search."""
 
@@ -34,6 +34,7 @@ class Encoder(Protocol):
 
 def is_hashing(model: str) -> bool:
     return model.startswith(HASHING)
+
 
 
 class HashingEncoder:

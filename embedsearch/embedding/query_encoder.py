@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import EmbedsearchError, ModelMismatchError
+from .distilled import StaticEncoder, is_static
 from .encoder import Encoder, HashingEncoder, is_hashing
 from .onnx_encoder import THREADS_ENV, OnnxEncoder
 from .onnx_export import export_dir, export_onnx, exported
@@ -50,6 +51,8 @@ def query_encoder(model_name: str, fingerprint: str, max_windows: int, tail_weig
     nearest precision a CPU runs (cosine to fp16 above 0.999)."""
     if is_hashing(model_name):
         return HashingEncoder(model_name)
+    if is_static(model_name):
+        return StaticEncoder(model_name).check(fingerprint)
     if (folder := exported(fingerprint)) is not None:
         return OnnxEncoder(folder, max_windows, tail_weight)
     model = _model_for(model_name, fingerprint, precision)

@@ -1,8 +1,8 @@
-"""A query in the grammar (``retrieval.query``) answered by the one read path: its text searched among the
-rows its year terms and the given filters allow, the hits then checked against its phrases, exclusions,
-authors and title terms, and put in ``sort`` order. Checks and date orders read a deeper list (``DEPTH``
-candidates at least), so they narrow the most relevant papers rather than the corpus: a phrase found only
-past that depth is not found."""
+"""A query in the grammar (``retrieval.query``) answered by the one read path. Its year terms, the given
+filters and its fielded terms (phrases, exclusions, authors, title terms: ``fielded``) are exact sets over
+the whole corpus, read on every part; its free words rank within them. A query of no free words lists every
+paper it matches in date order (newest first unless ``sort`` is ``oldest``). A date order of a ranked query
+sorts its ``DEPTH`` most relevant matches (at least ten times ``k``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import replace
 from ..errors import check_choice
 from ..store.snapshot import Snapshot
 from .evidence import explain
+from .fielded import Fielded
 from .filters import Filter
 from .parts import Fanout
 from .query import Query, parse
@@ -24,28 +25,30 @@ MOST = 1_000
 
 def find_many(reader: Fanout, queries: Sequence[Query], k: int = 10, mode: Mode | None = None,
               filters: Sequence[str | Filter] = (), sort: Sort = "relevance") -> list[Answer]:
-    """Each parsed query's ``k`` hits; queries with the same year terms share one batched search."""
+    """Each parsed query's ``k`` hits; ranked queries with the same terms share one batched search."""
     check_k(k)
     check_choice("sort", sort, SORTS)
     out: dict[int, Answer] = {}
     groups: dict[tuple, list[int]] = {}
     for n, query in enumerate(queries):
-        groups.setdefault((query.filters, query.narrows), []).append(n)
-    for (years, narrows), members in groups.items():
-        deep = narrows or sort != "relevance"
-        depth = min(max(DEPTH, 10 * k), MOST) if deep else k
-        answers = reader.search_many([queries[n].text for n in members], max(depth, k), mode, [*filters, *years])
+        terms = (*query.filters, *filter(None, [Fielded.of(query)]))
+        if query.free:
+            groups.setdefault(terms, []).append(n)
+        else:
+            out[n] = reader.listing(k, [*filters, *terms], newest=sort != "oldest")
+    deep = sort != "relevance"
+    depth = min(max(DEPTH, 10 * k), MOST) if deep else k
+    for terms, members in groups.items():
+        answers = reader.search_many([queries[n].text for n in members], max(depth, k), mode, [*filters, *terms])
         for n, answer in zip(members, answers):
-            out[n] = _narrowed(answer, queries[n], k, sort) if deep else answer
+            out[n] = _dated(answer, k, sort) if deep else answer
     return [out[n] for n in range(len(queries))]
 
 
-def _narrowed(answer: Answer, query: Query, k: int, sort: Sort) -> Answer:
-    hits = [h for h in answer if query.keeps(h.title, h.text, h.metadata)]
-    if sort != "relevance":
-        dated = [h for h in hits if when(h)]
-        dated.sort(key=when, reverse=sort == "newest")
-        hits = dated + [h for h in hits if not when(h)]
+def _dated(answer: Answer, k: int, sort: Sort) -> Answer:
+    dated = [h for h in answer if when(h)]
+    dated.sort(key=when, reverse=sort == "newest")
+    hits = dated + [h for h in answer if not when(h)]
     return Answer(tuple(replace(h, rank=r) for r, h in enumerate(hits[:k], start=1)), answer.version, answer.missing)
 
 
@@ -72,4 +75,4 @@ class Finds:
                   filters: Sequence[str | Filter] = (), sort: Sort = "relevance") -> list[Answer]:
         parsed = [parse(check_query(q)) for q in queries]
         answers = find_many(self.reader, parsed, k, mode, filters, sort)
-        return [explain(self.snapshot, a, q.text) for a, q in zip(answers, parsed)]
+        return [a if a.listing else explain(self.snapshot, a, q.text) for a, q in zip(answers, parsed)]

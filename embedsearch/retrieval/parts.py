@@ -19,8 +19,9 @@ from ..errors import UnknownIdError, check_choice
 from ..store.snapshot import Snapshot
 from .bm25 import CorpusStats, of
 from .dense import Shortlisted, best, shortlists
+from .fielded import Fielded, matching
+from .fielded import allowed as allowed_rows
 from .filters import Filter
-from .filters import allowed as allowed_rows
 from .maxscore import top
 from .search import Answer, Hit, Ranked, band, check_k, check_query, fuse
 from .settings import MODES, Mode, SearchSettings
@@ -45,14 +46,15 @@ def stats(snapshot: Snapshot, query: str) -> CorpusStats:
 
 
 def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: CorpusStats | None, depth: int,
-               mode: str, filters: Sequence[str | Filter] = (), kinds: dict[str, str] | None = None,
+               mode: str, filters: Sequence[str | Filter | Fielded] = (), kinds: dict[str, str] | None = None,
                skip: int | None = None) -> list[Offer]:
     """The rows a part offers for ``mode`` at ``depth``, as one index's ranking takes them: the dense
     shortlist for ``depth`` (``vectors.best`` of every part's is one index's dense top ``depth``) and,
     scored with ``corpus`` (every part's statistics; None: this part's own), the lexical top ``depth``.
     Filters are read with ``kinds``, the whole field contract (a field only another part holds is empty
-    here); ``skip`` is a row left out (the paper a ``similar`` asks about)."""
-    allowed = allowed_rows(snapshot, [f if isinstance(f, Filter) else Filter.parse(f) for f in filters], kinds)
+    here), fielded terms exactly over the part (``fielded``); ``skip`` is a row left out (the paper a
+    ``similar`` asks about)."""
+    allowed = allowed_rows(snapshot, parsed(filters), kinds)
     vector = np.asarray(vector, dtype=np.float32).reshape(-1)
     dense = {} if mode == "lexical" else {r: (a, c) for r, a, c in shortlists(
         snapshot, vector[None, :], depth, None if skip is None else [skip], allowed)[0]}
@@ -72,8 +74,12 @@ def candidates(snapshot: Snapshot, vector: np.ndarray, query: str, corpus: Corpu
                   dense[r][0] if r in dense else None) for r in rows]
 
 
+def parsed(filters: Sequence[str | Filter | Fielded]) -> list[Filter | Fielded]:
+    return [f if isinstance(f, (Filter, Fielded)) else Filter.parse(f) for f in filters]
+
+
 class Parts(Protocol):
-    """Where the parts answer: ``round`` sends ``method`` (``stats`` or ``candidates``) with ``args[p]`` to
+    """Where the parts answer: ``round`` sends ``method`` (``stats``, ``candidates`` or ``matching``) with ``args[p]`` to
     each part ``p`` at once and gives each answer; a part that does not answer in time is left out.
     ``sizes`` are the parts' live rows, in the order the snapshot holding them all numbers them."""
 
@@ -92,7 +98,7 @@ class LocalParts:
         self.sizes = [len(s) for s in self.snapshots]
 
     def round(self, method: str, args: dict[int, tuple]) -> dict[int, Any]:
-        call = {"stats": stats, "candidates": candidates}[method]
+        call = {"stats": stats, "candidates": candidates, "matching": matching}[method]
         return {p: call(self.snapshots[p], *a) for p, a in args.items()}
 
 
@@ -118,7 +124,7 @@ class Fanout:
         mode = mode or self.settings.mode
         check_choice("mode", mode, MODES)
         queries = [check_query(q) for q in queries]
-        filters = [f if isinstance(f, Filter) else Filter.parse(f) for f in filters]
+        filters = parsed(filters)
         kinds = self.snapshot.field_kinds if filters else None
         wanted = k if mode != "hybrid" else max(k, self.settings.candidates)
         answers = []
@@ -132,6 +138,22 @@ class Fanout:
                                                       for p in every})
             answers.append(self._answer(offered, k, mode, self.settings.bands()))
         return answers
+
+    def listing(self, k: int, filters: Sequence[str | Filter | Fielded], newest: bool = True) -> Answer:
+        """Every paper passing ``filters`` (metadata filters and fielded terms) over every part, dated ones
+        first in date order (newest first, or oldest), then undated ones, ties by row: the first ``k``, with
+        ``total`` counting them all. What a query of no free words answers (``author:`` alone)."""
+        check_k(k)
+        filters = parsed(filters)
+        kinds = self.snapshot.field_kinds if any(isinstance(f, Filter) for f in filters) else None
+        found = self.parts.round("matching", {p: (filters, kinds) for p in range(len(self.parts.names))})
+        pool = [(date, self.starts[p] + row) for p, (rows, dates) in sorted(found.items())
+                for row, date in zip(np.asarray(rows).tolist(), dates)]
+        ordered = sorted((x for x in pool if x[0]), key=lambda x: x[0], reverse=newest) + [x for x in pool if not x[0]]
+        docs = self.snapshot.documents.get([row for _, row in ordered[:k]])
+        hits = tuple(Hit(rank, d.id, 0.0, d.title, d.text, d.metadata) for rank, d in enumerate(docs, start=1))
+        missing = tuple(n for p, n in enumerate(self.parts.names) if p not in found)
+        return Answer(hits, self.snapshot.number, missing, total=len(pool))
 
     def similar(self, doc_id: str, k: int = 10) -> Answer:
         """Papers related to a paper of the snapshot, itself excluded."""

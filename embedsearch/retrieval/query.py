@@ -9,16 +9,17 @@
 
 A term starts a whitespace-separated token. A token ``name:value`` whose name is no field above is an error,
 as is a malformed year or a field with no value; each error quotes the token (``REFUSED`` states these rules
-as one pattern, for the API's schema). A query of narrowing terms only searches for the authors' names (or
-its own text). Words and phrases match whole words, ignoring case, accents and punctuation."""
+as one pattern, for the API's schema). Every term is exact over the whole corpus (``fielded``): free words rank
+within the papers that hold them all, and a query of narrowing terms only lists every paper it matches, newest
+first. Words and phrases match whole words, ignoring case, accents and punctuation."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from ..corpus.fold import author_names, plain
 from ..errors import InputError
 from .filters import Filter
 
@@ -26,7 +27,6 @@ FIELDS = ("author", "title", "year")
 GRAMMAR = ('"exact phrase", -word, -"phrase", author:Name, author:"First Last", title:word, title:"phrase", '
            'year:2020, year:2019..2022, year:>=2019')
 _TOKEN = re.compile(r'(?<!\S)(-?)(?:([A-Za-z_]+):)?(?:"([^"]*)"(?!\S)|(\S+))')
-_NON_WORD = re.compile(r"[^\w]+")
 _YEARS = r"(?:\d{1,4}\.\.\d{1,4}|(?:>=|<=|>|<)?\d{1,4})"
 _YEAR = re.compile(r"^(?:(\d{1,4})\.\.(\d{1,4})|(>=|<=|>|<)?(\d{1,4}))$")
 
@@ -46,12 +46,6 @@ REFUSED = (rf'^\s*(?:{_ONE_TOKEN}\s+)*-?(?:(?!(?:{_KNOWN}):)[A-Za-z_]+:(?!//)\S|
            rf'|{_anycase("year")}:(?=\S)(?!{_YEARS}(?:\s|$)|"\s*{_YEARS}\s*"(?:\s|$)))')
 
 
-def plain(text: str | None) -> str:
-    """Text as the grammar compares it: accents, case and punctuation gone, single spaces, padded."""
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text or "") if not unicodedata.combining(c)).casefold()
-    return " " + " ".join(_NON_WORD.sub(" ", folded).split()) + " "
-
-
 @dataclass(frozen=True)
 class Query:
     """A parsed query: ``text`` is what is searched (free words, phrases and title terms); the rest narrow."""
@@ -62,6 +56,7 @@ class Query:
     authors: tuple[str, ...] = ()
     titles: tuple[str, ...] = ()
     filters: tuple[Filter, ...] = ()
+    free: bool = True  # it has words to rank by; without them it lists every paper it matches
 
     @property
     def narrows(self) -> bool:
@@ -74,8 +69,7 @@ class Query:
             return False
         if any(plain(t) not in plain(title) for t in self.titles):
             return False
-        names = metadata.get("authors") or metadata.get("author") or []
-        names = [plain(str(n)) for n in (names if isinstance(names, list) else re.split(r";| and ", str(names)))]
+        names = author_names(metadata)
         return all(any(all(f" {w} " in n for w in plain(a).split()) for n in names) for a in self.authors)
 
 
@@ -107,10 +101,9 @@ def parse(raw: str) -> Query:
             words.append(value)
         else:
             filters += _years(value, token)
-    if not words:
-        words = authors or [raw]
-    return Query(" ".join(words).strip(), tuple(phrases), tuple(without), tuple(authors), tuple(titles),
-                 tuple(filters))
+    free = bool(words)
+    return Query(" ".join(words or authors or [raw]).strip(), tuple(phrases), tuple(without), tuple(authors),
+                 tuple(titles), tuple(filters), free)
 
 
 def _years(value: str, token: str) -> list[Filter]:

@@ -59,11 +59,18 @@ class Hit:
 class Answer(Sequence[Hit]):
     """The hits of one search in rank order (the answer is a sequence of them), the version they were read
     at (a generation, or a cluster's cut), and the shards that did not answer in time (an answer with
-    ``missing`` is partial: it lacks whatever they hold). Equal to any sequence of the same hits."""
+    ``missing`` is partial: it lacks whatever they hold). Equal to any sequence of the same hits. A listing
+    (a query of no free words: every paper by an author) is in date order, not ranked, and ``total`` counts
+    every paper it matches."""
 
     hits: tuple[Hit, ...]
     version: int = 0
     missing: tuple[str, ...] = ()
+    total: int | None = None
+
+    @property
+    def listing(self) -> bool:
+        return self.total is not None
 
     def __getitem__(self, key):
         return self.hits[key]

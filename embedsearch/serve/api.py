@@ -58,7 +58,8 @@ def hits_json(answer: Answer, display: bool = False, offset: int = 0, k: int | N
     """An answer's hits from ``offset`` on (a page; ``k`` its size, asked for as ``offset + k``: ``more`` says
     whether a next page may hold more), the best band among all it ranked (``none``: no close match), and the
     shards that did not answer in time (``partial``: the hits lack what they hold)."""
-    page = {} if k is None else {"offset": offset, "more": len(answer) == offset + k and offset + k <= LIMITS.offset}
+    page = {} if k is None else {"offset": offset, "more": len(answer) == offset + k and offset + k <= LIMITS.offset,
+                                 **({"total": answer.total} if answer.listing else {})}
     return {"match": answer.match, "partial": answer.partial, "missing": list(answer.missing), **page,
             "hits": [{**h.to_json(), **({"display": shown(Document(h.id, h.text, h.title))} if display else {})}
                      for h in answer[offset:]]}

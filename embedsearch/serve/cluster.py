@@ -49,6 +49,9 @@ class ShardServer:
     def candidates(self, generation: int, *args: Any):
         return parts.candidates(self._at(generation), *args)
 
+    def matching(self, generation: int, *args: Any):
+        return parts.matching(self._at(generation), *args)
+
     def pid(self) -> int:
         return os.getpid()
 

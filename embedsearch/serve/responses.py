@@ -51,6 +51,8 @@ class QueryHits(HitsOut):
     query: str
     offset: int = 0
     more: bool = Field(False, description="Whether the next page (offset + k) may hold more results.")
+    total: int | None = Field(None, description="A query of no free words (author:X alone) lists every paper it "
+                                                "matches, in date order: how many there are in all.")
 
 
 class SearchOut(QueryHits):

@@ -19,13 +19,14 @@ from .schemas import QUERY, ExportFormat, Mode, SearchBatch, SimilarText
 from .settings import LIMITS
 
 SORT = Query("relevance", description="relevance, or newest / oldest first (by date or year) among the most "
-                                      "relevant papers.")
+                                      "relevant papers; a query of no free words (author:X alone) lists every paper "
+                                      "it matches, newest first unless oldest.")
 FORMAT = Query("json", description="json, or the hits as a reference-manager file: bibtex, ris, csl-json.")
 
 def found(served: Served, queries: list[str], k: int, mode, filters, sort: Sort) -> list[Answer]:
     """Queries in the grammar answered by the served reader (an index, or shards), with each hit's evidence."""
     parsed = [parse(q) for q in queries]
-    return [explain(served.index.snapshot, a, p.text)
+    return [a if a.listing else explain(served.index.snapshot, a, p.text)
             for a, p in zip(find_many(served.reader, parsed, k, mode, filters, sort), parsed)]
 
 

@@ -22,6 +22,7 @@ from .docstore import DocumentStore, write_documents
 from .generation import SegmentEntry
 from .layout import EMBEDDINGS, SEGMENTS, VECTORS
 from .settings import LexicalSettings, VectorSettings
+from .words import Words
 
 INFO = "segment.json"
 
@@ -128,6 +129,11 @@ class Segment:
             raise CorruptIndexError(f"{self.folder / VECTORS}: {index.ntotal} vectors for {self.rows} documents; "
                                     "rebuild the index")
         return index
+
+    @cached_property
+    def words(self) -> Words:
+        """The folded-word postings of author names, titles and bodies (made on first use)."""
+        return Words(self.folder, self.documents, self.rows)
 
     @cached_property
     def postings(self) -> lex.Postings:

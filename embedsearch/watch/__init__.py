@@ -86,7 +86,7 @@ def _rank(index: Index, watch: Watch, rows: np.ndarray) -> Answer:
     vectors = np.asarray(snapshot.embeddings[rows], dtype=np.float32)
     if query is not None:
         cosines = scores = vectors @ index.encode([query.text])[0]
-        threshold = settings.bands()[0]
+        threshold = settings.bands()[0] if query.free else -np.inf  # author:X alone: every paper of theirs
         bands = settings.bands()
     else:
         from ..recommend import Seeds

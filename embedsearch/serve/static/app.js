@@ -76,6 +76,10 @@ const scoreNote = (mode) => `Ordered by ${SCORES[mode]}; close, related and dist
 // The band (a label) and the score that orders the list; ``abstracts``: a paper's neighbours, ordered by
 // cosine, whose cosines run higher than a query's.
 function scoreBadge(hit, abstracts) {
+  if (hit.listed) {  // a listing (no free words) is in date order: the date is what orders it
+    const when = hit.metadata?.date ?? hit.metadata?.year ?? "undated";
+    return el("span", {className: "score listed", textContent: String(when), title: "listed by date, newest first"});
+  }
   const cosine = hit.cosine === null || hit.cosine === undefined ? 0 : hit.cosine;
   const score = abstracts ? cosine : hit.score;
   const [related, close] = abstracts ? [bands.similar_related, bands.similar_close] : [bands.related, bands.close];
@@ -263,12 +267,13 @@ async function run(push) {
   $("score-note").textContent = "";
   try {
     const body = await page(q, k, mode, filters, 0, inflight.signal);
+    listed(body);
     renderHits($("results"), body.hits);
     onScreen = {q, k, mode, filters, hits: body.hits};
     if (typeof desk !== "undefined") desk.view = null;
     $("status").textContent = status(body) + (capped ? ` (at most ${MAX_K} per page)` : "");
     $("more").hidden = !body.more;
-    if (body.hits.length) $("score-note").textContent = scoreNote(mode);
+    if (body.hits.length && body.total == null) $("score-note").textContent = scoreNote(mode);
     offerExport(body.hits, q, mode);
   } catch (e) {
     if (e.name !== "AbortError") { $("results").replaceChildren(); $("status").textContent = e.message; }
@@ -282,6 +287,7 @@ async function moreResults() {
   try {
     const body = await page(asked.q, asked.k, asked.mode, asked.filters, asked.hits.length);
     if (onScreen !== asked) return;  // another search replaced this one meanwhile
+    listed(body);
     renderHits($("results"), body.hits, false, true);
     asked.hits = asked.hits.concat(body.hits);
     $("status").textContent = status({...body, hits: asked.hits});
@@ -319,7 +325,15 @@ async function likeAbstract() {
   } catch (e) { $("status").textContent = e.message; }
 }
 
+function listed(body) {
+  if (body.total != null) for (const hit of body.hits) hit.listed = true;
+}
+
 function status(body) {
+  if (body.total != null) {
+    return `${plural(body.total, "paper")} match every term (exact over the whole index), newest first; ` +
+           `${body.hits.length} shown`;
+  }
   if (!body.hits.length) return "No results: no abstract uses these words. Try the meaning or hybrid mode.";
   if (body.match === "none") {
     const best = Math.max(...body.hits.map((h) => h.cosine || 0));

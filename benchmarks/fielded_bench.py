@@ -1,0 +1,127 @@
+"""Fielded query terms over a whole index at N papers (issue 54): what the word postings add on disk and
+cost to make, warm latency of an author listing, a phrase, and a phrase with free words (each with every
+hit's evidence, as ``find`` answers), and recall against a brute-force scan of every paper.
+
+Texts are six SciFact sentences each, authors drawn from 50,000 made-up names with a Zipf skew (some write
+hundreds of papers), years 1990-2025 with one paper in ten undated; vectors are clustered synthetic 384-d
+ones (as ``scale_index``: embedding a million abstracts is not what this measures).
+
+    python -m benchmarks.fielded_bench --n 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import clustered_vectors, peak_rss_mb, percentiles, save, sentence_pool, table
+
+FIRST = ["Yann", "Ana", "Wei", "Priya", "Lars", "Fatima", "José", "Mei", "Olu", "Sven", "Aiko", "Chloé"]
+LAST = [f"{a}{b}" for a in ("Ber", "Cas", "Dor", "Fen", "Gal", "Hol", "Ish", "Kar", "Lom", "Mor", "Nak", "Ors",
+                             "Pel", "Qui", "Ros", "Sar", "Tan", "Vel", "Wen", "Zor")
+        for b in ("ger", "tillo", "ova", "wick", "ardi", "mann", "ida", "sson", "ek", "ani", "berg", "ou", "ez",
+                  "ski", "ton", "ier", "uchi", "and", "ell", "ado")]
+
+
+def corpus(n: int, seed: int = 0):
+    from embedsearch import Document
+
+    rng, pool = random.Random(seed), sentence_pool()
+    names = [f"{rng.choice(FIRST)} {rng.choice(LAST)}{i % 125}" for i in range(50_000)]
+    weights = 1 / np.arange(1, len(names) + 1) ** 1.1
+    picks = np.random.default_rng(seed).choice(len(names), size=(n, 3), p=weights / weights.sum())
+    docs = []
+    for i in range(n):
+        sentences = rng.sample(pool, 6)
+        meta = {"authors": [names[j] for j in picks[i][: 1 + i % 3]], **({"year": 1990 + i % 36} if i % 10 else {})}
+        docs.append(Document(f"s{i}", " ".join(sentences[1:]), sentences[0][:120], meta))
+    return docs, names
+
+
+def phrases(docs, rng: random.Random, count: int) -> list[str]:
+    """Adjacent word pairs and triples from random papers: rare and common alike."""
+    out = []
+    while len(out) < count:
+        words = re.findall(r"[A-Za-z]{4,}", rng.choice(docs).text)
+        if len(words) > 4:
+            start = rng.randrange(len(words) - 3)
+            out.append(" ".join(words[start:start + 2 + len(out) % 2]))
+    return out
+
+
+def timed(call, queries: list[str]) -> tuple[float, float]:
+    call(queries[0])
+    samples = []
+    for q in queries:
+        start = time.perf_counter()
+        call(q)
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
+def main() -> None:
+    from embedsearch import Index
+    from embedsearch.retrieval.query import parse
+    from embedsearch.store.layout import size_on_disk
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=30)
+    args = parser.parse_args()
+    docs, names = corpus(args.n)
+    work = Path(tempfile.mkdtemp(prefix="fielded-bench-"))
+    start = time.perf_counter()
+    index = Index.from_embeddings(docs, clustered_vectors(args.n, seed=11), work / "idx",
+                                  Index.bundled().manifest.model)
+    build_s = time.perf_counter() - start
+    rng = random.Random(1)
+    authors = [f'author:"{names[i]}"' for i in sorted(rng.sample(range(2_000), args.queries))]
+    alone = [f'"{p}"' for p in phrases(docs, rng, args.queries)]
+    mixed = [f'{rng.choice(["vitamin", "cancer", "protein", "infection", "brain"])} {p}' for p in alone]
+    del docs
+    index = Index.load(index.path)
+    start = time.perf_counter()
+    first = index.find(authors[0], 10)
+    words_s = time.perf_counter() - start
+    words_bytes = sum(f.stat().st_size for f in index.path.rglob("words/*") if f.is_file())
+    rows = [["papers", f"{args.n:,}"], ["index build without the word postings", f"{build_s:.0f} s"],
+            ["word postings made on the first fielded query (every segment)", f"{words_s:.1f} s"],
+            ["word postings on disk", f"{words_bytes / 1e6:,.0f} MB ({words_bytes / size_on_disk(index.path):.0%}"
+                                      f" of the index, {words_bytes / args.n:,.0f} B a paper)"]]
+    for label, queries in (("author listing", authors), ("phrase alone", alone), ("phrase + free words", mixed)):
+        p50, p95 = timed(lambda q: index.find(q, 10), queries)
+        rows.append([f"warm {label} (`find`, k=10) p50 / p95", f"{p50 * 1000:.1f} / {p95 * 1000:.1f} ms"])
+        print(rows[-1], flush=True)
+    sample = authors[:10] + alone[:10] + mixed[:10]
+    tests = [parse(q) for q in sample]
+    found = [set() for _ in sample]
+    for doc in index.documents:
+        for n, test in enumerate(tests):
+            if test.keeps(doc.title, doc.text, doc.metadata):
+                found[n].add(doc.id)
+    counts, hits, wanted, totals = [], 0, 0, True
+    for q, expected in zip(sample, found):
+        answer = index.find(q, min(max(1, len(expected)), 1000))
+        got = {h.id for h in answer}
+        hits += len(got & expected) - len(got - expected)  # a paper that fails the scan counts against
+        wanted += min(len(expected), 1000)
+        totals &= not answer.listing or answer.total == len(expected)
+        counts.append(len(expected))
+    recall = hits / max(1, wanted)
+    rows += [["recall against a scan of every paper (30 queries, their first 1,000 matches; less any "
+              "paper the scan refuses)", f"{recall:.4f}"], ["every listing's total equals the scan's", str(totals)],
+             ["matches per sampled query (min / median / max)",
+              f"{min(counts):,} / {int(np.median(counts)):,} / {max(counts):,}"],
+             ["first listing's total", f"{first.total:,}"], ["peak RSS", f"{peak_rss_mb():,.0f} MB"]]
+    print(table(["measure", "value"], rows))
+    save("fielded_bench", {"rows": rows})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""The grammar's narrowing terms (phrases, ``-word``, ``author:``, ``title:``) as exact sets over a whole
+index: a part's rows that hold them, found in each segment's word postings (``store.words``) and checked
+against the text where the postings cannot tell (a phrase's word order, the words of one author's name).
+A ``Fielded`` travels with a search's filters, so the search ranks within exactly the rows a scan of the
+corpus would keep, on one index or on every shard of a cluster alike (``parts.candidates``).
+
+A term's words are folded as the grammar folds text (``corpus.fold``). A one-word phrase, title word,
+author word or exclusion is answered by its postings alone; longer ones by the rows holding all their
+words, each then read and checked with ``Query.keeps``, the same test the grammar always applied."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..corpus.fold import plain
+from ..store.segment import Segment
+from ..store.snapshot import Snapshot
+from .filters import Filter
+from .filters import allowed as filter_rows
+from .query import Query
+
+_FIELD = {"phrases": "body", "titles": "title", "authors": "author"}
+_LOCK = threading.Lock()  # a service's request threads share the masks
+_MASKS: OrderedDict[tuple[Path, Fielded], np.ndarray] = OrderedDict()
+_KEEP = 64
+
+
+@dataclass(frozen=True)
+class Fielded:
+    """The terms that narrow a query, as plain data a remote part receives."""
+
+    phrases: tuple[str, ...] = ()
+    without: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    titles: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, query: Query) -> Fielded | None:
+        """The query's narrowing terms, or ``None`` when it has none."""
+        return cls(query.phrases, query.without, query.authors, query.titles) if query.narrows else None
+
+    def mask(self, snapshot: Snapshot) -> np.ndarray:
+        """A flag per live row of ``snapshot``: whether it holds every term."""
+        masks = [self._segment(s) for s in snapshot.segments]
+        return np.concatenate([m if live is None else m[live] for m, live in zip(masks, snapshot.live)]) \
+            if masks else np.zeros(0, dtype=bool)
+
+    def _segment(self, segment: Segment) -> np.ndarray:
+        """The segment's mask over its physical rows, kept for repeated queries (segments never change)."""
+        key = (segment.folder, self)
+        with _LOCK:
+            if key in _MASKS:
+                _MASKS.move_to_end(key)
+                return _MASKS[key]
+        mask = self._compute(segment)
+        mask.flags.writeable = False
+        with _LOCK:
+            _MASKS[key] = mask
+            while len(_MASKS) > _KEEP:
+                _MASKS.popitem(last=False)
+        return mask
+
+    def _compute(self, segment: Segment) -> np.ndarray:
+        words = segment.words
+        rows: np.ndarray | None = None  # None: every row
+        check: dict[str, list[str]] = {"phrases": [], "titles": [], "authors": []}
+        for name, field in _FIELD.items():
+            for term in getattr(self, name):
+                folded = plain(term).split()
+                if folded:
+                    held = words.rows_with_all(field, folded)
+                    rows = held if rows is None else rows[np.isin(rows, held, assume_unique=True)]
+                if len(folded) != 1:  # word order, one author's name, or a term of no words: read the text
+                    check[name].append(term)
+        mask = np.zeros(segment.rows, dtype=bool)
+        if rows is None:
+            mask[:] = True
+        else:
+            mask[rows] = True
+        verify = Query("", tuple(check["phrases"]), (), tuple(check["authors"]), tuple(check["titles"]))
+        if verify.narrows:
+            _keep_only(segment, mask, verify)
+        for term in self.without:
+            folded = plain(term).split()
+            if not folded:  # the grammar reads a term of no words as held by every paper
+                mask[:] = False
+            elif len(folded) == 1:
+                mask[words.rows_of("body", folded[0])] = False
+            else:
+                held = words.rows_with_all("body", folded)
+                _keep_only(segment, mask, Query("", without=(term,)), held[mask[held]])
+        return mask
+
+
+def _keep_only(segment: Segment, mask: np.ndarray, test: Query, rows: np.ndarray | None = None) -> None:
+    """Clear the flags of ``rows`` (default: the flagged ones) whose documents fail ``test``."""
+    rows = np.flatnonzero(mask) if rows is None else rows
+    for start in range(0, len(rows), 2048):
+        batch = rows[start:start + 2048].tolist()
+        for row, doc in zip(batch, segment.documents.get(batch)):
+            if not test.keeps(doc.title, doc.text, doc.metadata):
+                mask[row] = False
+
+
+def allowed(snapshot: Snapshot, filters: Sequence[Filter | Fielded], kinds: dict[str, str] | None = None) \
+        -> np.ndarray | None:
+    """Live rows of ``snapshot`` passing every metadata filter and fielded term (None when there are none)."""
+    mask = filter_rows(snapshot, [f for f in filters if isinstance(f, Filter)], kinds)
+    for terms in (f for f in filters if isinstance(f, Fielded)):
+        found = terms.mask(snapshot)
+        mask = found if mask is None else mask & found
+    if mask is not None:
+        mask.flags.writeable = False
+    return mask
+
+
+def matching(snapshot: Snapshot, filters: Sequence[Filter | Fielded], kinds: dict[str, str] | None = None) \
+        -> tuple[np.ndarray, list[str]]:
+    """A part's live rows passing every filter and term, ascending, with each one's date as sortable text
+    (its ``date``, else its ``year``; empty when it has neither): what a listing of a query with no free
+    words sorts and pages."""
+    mask = allowed(snapshot, filters, kinds)
+    rows = np.arange(len(snapshot)) if mask is None else np.flatnonzero(mask)
+    return rows, dates(snapshot, rows)
+
+
+def dates(snapshot: Snapshot, rows: np.ndarray) -> list[str]:
+    """The sortable date of each live row in ``rows``, read from the segments' metadata columns."""
+    import pyarrow.parquet as pq
+
+    from ..store.metadata import FILE
+
+    out = [""] * len(rows)
+    for s, positions, local in snapshot.locate(rows):
+        file = snapshot.segments[s].folder / FILE
+        names = set(pq.read_schema(file).names) & {"date", "year"} if file.is_file() else set()
+        if not names:
+            continue
+        table = pq.read_table(file, columns=sorted(names)).take(np.asarray(local))
+        columns = {n: table.column(n).to_pylist() for n in names}
+        for i, position in enumerate(positions.tolist()):
+            value = columns.get("date", [None] * len(local))[i] or columns.get("year", [None] * len(local))[i]
+            out[position] = "" if value is None or isinstance(value, bool) else str(value)
+    return out
