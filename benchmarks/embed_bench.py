@@ -7,7 +7,11 @@ the static draft model (``static-minilm``): abstracts/s, peak RSS, cosine to sen
 SciFact-length abstracts (six SciFact sentences each) at int8, in a process of its own.
 
 Run: .venv/bin/python -m benchmarks.embed_bench [--n 2000] [--quality] [--topics] [--build 100000]
-(fastembed: `pip install fastembed`, in `make .venv/.bench-installed`)
+fastembed is not in the bench lock: it pins huggingface-hub < 2 where the lock holds 2.4 (a hub 1.x would suit
+both it and transformers, but moves the whole lock), and it runs on hub 2 regardless; install it beside the
+locked packages with
+`.venv/bin/pip install --no-deps fastembed==0.9.1 loguru==0.7.3 py-rust-stemmers==0.1.8` and uninstall them
+after (`make install`'s `pip check` names the conflict), or pass `--skip fastembed-fp32 fastembed-int8`.
 """
 
 from __future__ import annotations

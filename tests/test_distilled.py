@@ -11,6 +11,8 @@ from conftest import run_cli
 from embedsearch import EmbedSettings, Index
 from embedsearch.embedding.distilled import STATIC_MINILM, StaticEncoder, is_static, static_folder
 
+pytestmark = pytest.mark.xdist_group("distilled")  # one worker distils the model (about 30 s), not each
+
 
 @pytest.fixture(scope="module")
 def static_index(tmp_path_factory, bundled_docs):

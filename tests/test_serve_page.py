@@ -73,6 +73,16 @@ def test_a_filter_narrows_the_results(page, server):
     assert 0 < narrowed < everything
 
 
+def test_a_query_of_no_free_words_lists_every_match_by_date_and_says_how_many(page, server, metadata_index):
+    expected = sum(1 for d in metadata_index.documents if d.metadata["year"] == 2025)
+    page.goto(server.url + "/?q=" + quote("year:2025 -zzzz"))
+    page.wait_for_function("document.getElementById('status').textContent.includes('match every term')")
+    assert page.locator("#status").inner_text().startswith(f"{expected} papers match every term")
+    badges = page.locator("#results > li .score")
+    assert badges.count() == 10 and {badges.nth(i).inner_text() for i in range(10)} == {"2025"}
+    assert page.locator("#score-note").inner_text() == ""
+
+
 def test_a_pasted_near_duplicate_is_flagged_with_its_shared_passages_highlighted(page, server):
     held = []
     page.route("**/info", lambda route: held.append(route))  # a slow server: the form is used before /info has answered

@@ -101,7 +101,7 @@ def parse(raw: str) -> Query:
             words.append(value)
         else:
             filters += _years(value, token)
-    free = bool(words)
+    free = bool(words) or not (phrases or without or authors or titles or filters)  # a blank query is no listing
     return Query(" ".join(words or authors or [raw]).strip(), tuple(phrases), tuple(without), tuple(authors),
                  tuple(titles), tuple(filters), free)
 

@@ -123,13 +123,21 @@ def foreign_files(root: Path) -> list[str]:
     return found
 
 
+DERIVED = "words"  # made from a segment's documents on first use (``words``), so not in its segment.json
+
+
 def _foreign_in_segment(folder: Path) -> list[str]:
     try:
         recorded = set(json.loads((folder / "segment.json").read_text())["files"]) | {"segment.json"}
     except (OSError, ValueError, KeyError, TypeError):
         return []  # a damaged segment is for `check` to report, not a user's file
     return [p.relative_to(folder).as_posix() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.relative_to(folder).as_posix() not in recorded]
+            if p.is_file() and p.relative_to(folder).as_posix() not in recorded and not _derived(p, folder)]
+
+
+def _derived(path: Path, folder: Path) -> bool:
+    top = path.relative_to(folder).parts[0]
+    return top == DERIVED or (_TEMPORARY.match(top) is not None and top.startswith(f".{DERIVED}."))
 
 
 def owned_deletes(item: Path) -> bool:

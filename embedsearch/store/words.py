@@ -22,8 +22,9 @@ from ..corpus import Document
 from ..corpus.fold import author_names, plain
 from ..disk.durable import staged_folder
 from ..errors import CorruptIndexError
+from .layout import DERIVED
 
-FOLDER = "words"
+FOLDER = DERIVED
 FORMAT = 1
 FIELDS = {"author": "a", "title": "t", "body": "b"}
 CHUNK = 20_000  # documents folded at a time: memory is the postings, not the text
