@@ -5,16 +5,26 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
-_NON_WORD = re.compile(r"[^\w]+")
+_WORD = re.compile(r"\w+")
 _NAMES = re.compile(r";| and ")
 
 
 def plain(text: str | None) -> str:
-    """Text as the grammar compares it: accents, case and punctuation gone, single spaces, padded."""
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text or "") if not unicodedata.combining(c)).casefold()
-    return " " + " ".join(_NON_WORD.sub(" ", folded).split()) + " "
+    """Text as the grammar compares it: accents, case and punctuation gone, single spaces, padded. (NFKD,
+    then every combining mark dropped, then case folded; ASCII text is its own NFKD.)"""
+    text = text or ""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text).translate(_marks())
+    return " " + " ".join(_WORD.findall(text.casefold())) + " "
+
+
+@lru_cache(maxsize=1)
+def _marks() -> dict[int, None]:
+    """Every code point of a non-zero canonical combining class (none lies past U+1FFFF), mapped to nothing."""
+    return dict.fromkeys((c for c in range(0x20000) if unicodedata.combining(chr(c))), None)
 
 
 def author_names(metadata: dict[str, Any]) -> list[str]:

@@ -64,14 +64,16 @@ class Query:
         return bool(self.phrases or self.without or self.authors or self.titles)
 
     def keeps(self, title: str | None, text: str, metadata: dict[str, Any]) -> bool:
-        body = plain(f"{title or ''} {text}")
+        """Whether a paper holds every narrowing term (years are filters, checked apart)."""
+        return self.holds(plain(f"{title or ''} {text}"), plain(title), author_names(metadata))
+
+    def holds(self, body: str, title: str, names: list[str]) -> bool:
+        """``keeps`` on a paper's text already folded: its title and abstract, its title, its author names."""
         if any(plain(p) not in body for p in self.phrases) or any(plain(w) in body for w in self.without):
             return False
-        if any(plain(t) not in plain(title) for t in self.titles):
+        if any(plain(t) not in title for t in self.titles):
             return False
-        names = author_names(metadata)
         return all(any(all(f" {w} " in n for w in plain(a).split()) for n in names) for a in self.authors)
-
 
 def parse(raw: str) -> Query:
     words: list[str] = []

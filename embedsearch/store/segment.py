@@ -23,6 +23,7 @@ from .generation import SegmentEntry
 from .layout import EMBEDDINGS, SEGMENTS, VECTORS
 from .settings import LexicalSettings, VectorSettings
 from .words import Words
+from .words import build as build_words
 
 INFO = "segment.json"
 
@@ -55,6 +56,7 @@ def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix
         kinds = (write_metadata or (lambda folder: metadata.write(folder, documents, fields)))(tmp)
         info = {"name": name, "rows": count, "index_type": kind, "fields": kinds, "files": file_records(tmp)}
         (tmp / INFO).write_text(json.dumps(info, indent=1))
+        build_words(DocumentStore(tmp), tmp)  # derived from the documents, so outside segment.json's records
     return entry_of(target)
 
 
