@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -173,6 +174,11 @@ def test_similar_papers_documents_batches_and_info_come_from_every_shard(served,
     for result, query in zip(batch["results"], queries[:3]):
         assert same(Answer(result), single.search(query, 5, mode="lexical")) and not result["partial"]
         assert all(h["display"]["text"] for h in result["hits"])
+    phrase = " ".join(re.findall(r"[A-Za-z]{4,}", docs[5].text)[2:4])  # fielded terms: exact on every shard
+    got = client.get("/search", params={"q": f'"{phrase}" -zzqq', "k": 50}).json()
+    assert {h["id"] for h in got["hits"]} == {h.id for h in single.find(f'"{phrase}" -zzqq', 50)} != set()
+    listed = client.get("/search", params={"q": "-zzqq", "k": 5}).json()
+    assert listed["total"] == len(single) and [h["id"] for h in listed["hits"]] == [h.id for h in single.find("-zzqq", 5)]
     info = client.get("/info").json()
     assert info["documents"] == len(single) and info["generation"] == cluster.generation
     assert info["shards"] == {s.path.name: len(s) for s in cluster.shards} and info["bands"]["close"] > 0
