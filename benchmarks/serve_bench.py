@@ -9,7 +9,9 @@ the two cores with it).
    commit-to-visibility: from a commit's answer until ten fresh requests in a row find the new paper.
    txtai runs the same clients on search (it has no similar-by-id or duplicate check) with the same writes.
 
-    python -m benchmarks.serve_bench --seconds 60 --workers 1
+    python -m benchmarks.serve_bench --seconds 60 --workers 1 [--systems embedsearch embedsearch-int8 txtai]
+
+``embedsearch-int8`` serves the bundled abstracts built at int8, so its queries are encoded at int8.
 """
 
 from __future__ import annotations
@@ -158,11 +160,16 @@ def run(system: System, clients: int, mix, stop, batches: list[list[dict]], spac
     return out
 
 
-def start_embedsearch(folder: Path, workers: int, port: int) -> Process:
-    from embedsearch import Index
+def start_embedsearch(folder: Path, workers: int, port: int, precision: str = "fp32") -> Process:
+    """The bundled index served (``embedsearch-int8``: the same abstracts built at int8, so its queries are
+    encoded at int8 too)."""
+    from embedsearch import EmbedSettings, Index
 
     target = folder / "embedsearch-index"
-    shutil.copytree(Index.bundled().path, target)
+    if precision == "fp32":
+        shutil.copytree(Index.bundled().path, target)
+    else:
+        Index.build(list(Index.bundled().documents), target, embed=EmbedSettings(precision=precision))
     env = {**os.environ, "EMBEDSEARCH_TOKEN": TOKEN}
     return Process([sys.executable, "-m", "embedsearch", "serve", "--index", str(target), "--port", str(port),
                     "--workers", str(workers), "--writable", "--no-topics"], f"http://127.0.0.1:{port}", env,
@@ -189,13 +196,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--systems", nargs="+", default=["embedsearch", "txtai"])
+    parser.add_argument("--systems", nargs="+", default=["embedsearch", "txtai"],
+                        choices=["embedsearch", "embedsearch-int8", "txtai"])
     args = parser.parse_args()
     results: dict = {"seconds": args.seconds, "workers": args.workers}
     for name in args.systems:
         with tempfile.TemporaryDirectory(prefix="serve-bench-") as tmp:
-            proc = (start_embedsearch(Path(tmp), args.workers, 8791) if name == "embedsearch"
-                    else start_txtai(Path(tmp), 8792))
+            proc = (start_embedsearch(Path(tmp), args.workers, 8791, name.partition("-")[2] or "fp32")
+                    if name.startswith("embedsearch") else start_txtai(Path(tmp), 8792))
             system = System(name, proc.url)
             try:
                 searches = lambda i: ("search", system.search(QUERIES[i % len(QUERIES)]))  # noqa: E731
