@@ -7,6 +7,7 @@ the static draft model (``static-minilm``): abstracts/s, peak RSS, cosine to sen
 SciFact-length abstracts (six SciFact sentences each) at int8, in a process of its own.
 
 Run: .venv/bin/python -m benchmarks.embed_bench [--n 2000] [--quality] [--topics] [--build 100000]
+[--encoders int8] [--skip BACKEND ...]
 fastembed is not in the bench lock: it pins huggingface-hub < 2 where the lock holds 2.4 (a hub 1.x would suit
 both it and transformers, but moves the whole lock), and it runs on hub 2 regardless; install it beside the
 locked packages with
@@ -107,14 +108,15 @@ def exports_ready() -> None:
     Embedder(EmbedSettings(model="static-minilm"))
 
 
-def quality() -> list[list]:
+def quality(encoders: list[str]) -> list[list]:
     from embedsearch import EmbedSettings, Index
     from embedsearch.retrieval.beir import load_beir, rank_queries, score_run
 
     data = load_beir(SCIFACT)
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        for name, settings in OURS.items():
+        for name in encoders:
+            settings = OURS[name]
             start = time.perf_counter()
             index = Index.build(data.documents, Path(scratch) / name, embed=EmbedSettings(**settings))
             build_s = time.perf_counter() - start
@@ -125,7 +127,7 @@ def quality() -> list[list]:
     return rows
 
 
-def topics() -> list[list]:
+def topics(encoders: list[str]) -> list[list]:
     """arXiv-2000 topics (the default fit: a consensus of seeds) of an index built with each encoder: NMI and
     ARI against the 18 archives, unassigned papers counted as one more cluster (as ``topics_bench``)."""
     from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
@@ -137,8 +139,8 @@ def topics() -> list[list]:
     truth = {json.loads(line)["id"]: json.loads(line)["label"] for line in ARXIV.open()}
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        for name, settings in OURS.items():
-            index = Index.build(docs, Path(scratch) / name, embed=EmbedSettings(**settings))
+        for name in encoders:
+            index = Index.build(docs, Path(scratch) / name, embed=EmbedSettings(**OURS[name]))
             model = index.topics()
             found = dict(zip(model.ids, model.assignments[0]))
             labels, assigned = [truth[d.id] for d in docs], [found[d.id] for d in docs]
@@ -149,7 +151,7 @@ def topics() -> list[list]:
     return rows
 
 
-def build(n: int) -> list[list]:
+def build(n: int, encoders: list[str]) -> list[list]:
     """``embedsearch build`` of ``n`` SciFact-length abstracts at int8 from a JSONL file, empty caches, timed
     from the command's start to a searchable index (the export made beforehand, as a user's second build)."""
     import random
@@ -166,7 +168,9 @@ def build(n: int) -> list[list]:
         env = {**os.environ, "EMBEDSEARCH_CACHE_DIR": str(Path(scratch) / "cache")}
         subprocess.run([sys.executable, "-c", "from benchmarks.embed_bench import exports_ready as e; e()"],
                        check=True, env=env)
-        for name, settings in (("int8", ["--precision", "int8"]), ("static-minilm", ["--model", "static-minilm"])):
+        flags = {"fp32": ["--precision", "fp32"], "int8": ["--precision", "int8"],
+                 "static-minilm": ["--model", "static-minilm"]}
+        for name, settings in ((e, flags[e]) for e in encoders):
             command = [str(Path(sys.executable).parent / "embedsearch"), "build", str(corpus), "--index",
                        str(Path(scratch) / name), *settings]
             start = time.perf_counter()
@@ -182,6 +186,28 @@ def build(n: int) -> list[list]:
     return rows
 
 
+def throughput_table(n: int, backends: list[str], results: dict, vectors: dict) -> int:
+    """Print abstracts/s, windows/s, RSS and cosine to sentence-transformers per backend; the window count."""
+    from embedsearch import EmbedSettings
+    from embedsearch.embedding.embed import Embedder
+
+    base = results["st-fp32"]["seconds"]
+    windows = len(Embedder(EmbedSettings())._split(texts(n))[0])  # fastembed truncates: one window each
+    rows = []
+    for backend in backends:
+        same = vectors[backend].shape == vectors["st-fp32"].shape
+        cos = (vectors[backend] * vectors["st-fp32"]).sum(axis=1) if same else np.full(1, np.nan)
+        r = results[backend]
+        run = n if backend.startswith("fastembed") else windows
+        rows.append([backend, f"{n / r['seconds']:.1f}", f"{base / r['seconds']:.2f}x",
+                     "" if backend == "static-minilm" else f"{run / r['seconds']:.1f}", f"{r['rss_mb']:.0f}",
+                     *((f"{cos.mean():.4f}", f"{cos.min():.4f}") if same else ("other space", ""))])
+    print(f"{n} SciFact abstracts, {os.cpu_count()} cores ({cpu_model()}), empty embedding cache")
+    print(f"{windows} windows of at most 256 tokens for our encoders and sentence-transformers; fastembed truncates")
+    print(table(["encoder", "abstracts/s", "vs ST fp32", "windows/s", "peak RSS MB", "cos mean", "cos min"], rows))
+    return windows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=2000)
@@ -189,6 +215,8 @@ def main() -> None:
     parser.add_argument("--topics", action="store_true")
     parser.add_argument("--build", type=int, default=0)
     parser.add_argument("--skip", nargs="*", default=[], choices=BACKENDS)
+    parser.add_argument("--encoders", nargs="*", choices=list(OURS),
+                        help="ours in --quality, --topics (default: all) and --build (default: int8, static-minilm)")
     parser.add_argument("--child", choices=BACKENDS)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -205,34 +233,19 @@ def main() -> None:
             results[backend] = json.loads(run.stdout.strip().splitlines()[-1])
             vectors[backend] = np.load(out)
             print(backend, results[backend], flush=True)
-    base = results["st-fp32"]["seconds"]
-    from embedsearch import EmbedSettings
-    from embedsearch.embedding.embed import Embedder
-
-    windows = len(Embedder(EmbedSettings())._split(texts(args.n))[0])  # fastembed truncates: one window each
-    rows = []
-    for backend in backends:
-        same = vectors[backend].shape == vectors["st-fp32"].shape
-        cos = (vectors[backend] * vectors["st-fp32"]).sum(axis=1) if same else np.full(1, np.nan)
-        r = results[backend]
-        run = args.n if backend.startswith("fastembed") else windows
-        rows.append([backend, f"{args.n / r['seconds']:.1f}", f"{base / r['seconds']:.2f}x",
-                     "" if backend == "static-minilm" else f"{run / r['seconds']:.1f}", f"{r['rss_mb']:.0f}",
-                     *((f"{cos.mean():.4f}", f"{cos.min():.4f}") if same else ("other space", ""))])
-    print(f"{args.n} SciFact abstracts, {os.cpu_count()} cores ({cpu_model()}), empty embedding cache")
-    print(f"{windows} windows of at most 256 tokens for our encoders and sentence-transformers; fastembed truncates")
-    print(table(["encoder", "abstracts/s", "vs ST fp32", "windows/s", "peak RSS MB", "cos mean", "cos min"], rows))
-    payload = {"n": args.n, "windows": windows, "results": results}
+    payload: dict = {"n": args.n, "results": results}
+    if backends:
+        payload["windows"] = throughput_table(args.n, backends, results, vectors)
     if args.quality:
-        q = quality()
+        q = quality(args.encoders or list(OURS))
         print(table(["encoder", "abstracts", "build s", "nDCG@10 dense", "nDCG@10 hybrid"], q))
         payload["quality"] = q
     if args.topics:
-        t = topics()
+        t = topics(args.encoders or list(OURS))
         print(table(["encoder", "NMI", "ARI", "unassigned", "topics"], t))
         payload["topics"] = t
     if args.build:
-        b = build(args.build)
+        b = build(args.build, args.encoders or ["int8", "static-minilm"])
         print(table(["encoder", "abstracts", "embedsearch build", "abstracts/s", "first hit"], b))
         payload["build"] = b
     save("embed_bench", payload)

@@ -9,9 +9,10 @@ the two cores with it).
    commit-to-visibility: from a commit's answer until ten fresh requests in a row find the new paper.
    txtai runs the same clients on search (it has no similar-by-id or duplicate check) with the same writes.
 
-    python -m benchmarks.serve_bench --seconds 60 --workers 1 [--systems embedsearch embedsearch-int8 txtai]
+    python -m benchmarks.serve_bench --seconds 60 --workers 1 [--systems embedsearch embedsearch-fp32 txtai]
 
-``embedsearch-int8`` serves the bundled abstracts built at int8, so its queries are encoded at int8.
+``embedsearch`` serves the bundled index (built at the default precision, int8); ``embedsearch-fp32`` and
+``embedsearch-int8`` the bundled abstracts built at that precision, so their queries are encoded at it.
 """
 
 from __future__ import annotations
@@ -160,13 +161,13 @@ def run(system: System, clients: int, mix, stop, batches: list[list[dict]], spac
     return out
 
 
-def start_embedsearch(folder: Path, workers: int, port: int, precision: str = "fp32") -> Process:
-    """The bundled index served (``embedsearch-int8``: the same abstracts built at int8, so its queries are
-    encoded at int8 too)."""
+def start_embedsearch(folder: Path, workers: int, port: int, precision: str = "") -> Process:
+    """The bundled index served, at the default precision (int8) or, with ``precision``, the same abstracts
+    built at it (its queries are then encoded at it too)."""
     from embedsearch import EmbedSettings, Index
 
     target = folder / "embedsearch-index"
-    if precision == "fp32":
+    if not precision:
         shutil.copytree(Index.bundled().path, target)
     else:
         Index.build(list(Index.bundled().documents), target, embed=EmbedSettings(precision=precision))
@@ -197,12 +198,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--systems", nargs="+", default=["embedsearch", "txtai"],
-                        choices=["embedsearch", "embedsearch-int8", "txtai"])
+                        choices=["embedsearch", "embedsearch-fp32", "embedsearch-int8", "txtai"])
     args = parser.parse_args()
     results: dict = {"seconds": args.seconds, "workers": args.workers}
     for name in args.systems:
         with tempfile.TemporaryDirectory(prefix="serve-bench-") as tmp:
-            proc = (start_embedsearch(Path(tmp), args.workers, 8791, name.partition("-")[2] or "fp32")
+            proc = (start_embedsearch(Path(tmp), args.workers, 8791, name.partition("-")[2])
                     if name.startswith("embedsearch") else start_txtai(Path(tmp), 8792))
             system = System(name, proc.url)
             try:

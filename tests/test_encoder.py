@@ -14,13 +14,15 @@ from embedsearch.embedding.encoder import Encoder, HashingEncoder
 
 
 def test_every_encoder_path_provides_the_protocol(bundled_index, model):
+    from dataclasses import asdict
+
     from embedsearch.embedding.embed import Embedder
     from embedsearch.embedding.settings import EmbedSettings
     from embedsearch.engine.distributed import EncodeActor
 
     embedder = Embedder()
     onnx = bundled_index.snapshot.encoder
-    actor = EncodeActor(EmbedSettings().__dict__, threads=1)
+    actor = EncodeActor(asdict(EmbedSettings()), threads=1)
     for encoder in (embedder, onnx, actor, HashingEncoder()):
         assert isinstance(encoder, Encoder), type(encoder).__name__
     assert embedder.fingerprint == onnx.fingerprint == actor.fingerprint == bundled_index.manifest.model.fingerprint

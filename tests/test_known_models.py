@@ -25,7 +25,8 @@ def test_windows_cut_without_the_model_equal_the_models(model, bundled_docs, tmp
     assert recall(resolve_model(DEFAULT_MODEL)) is None
     Embedder()  # a first load remembers the folder
     known = recall(resolve_model(DEFAULT_MODEL))
-    assert known is not None and known.info["fingerprint"] == Embedder().fingerprint
+    assert known is not None and known.info["fingerprint"] == Embedder().model_fingerprint
+    assert known.info["exportable"] == 1  # so a default build knows it can run at int8 without loading the model
     settings = EmbedSettings(max_windows=3)
     texts = [d.embed_text for d in bundled_docs] + TRICKY
     fresh = Embedder(settings)
@@ -60,7 +61,7 @@ def test_a_changed_or_misremembered_folder_loads_the_model(model, tmp_path, monk
     record = tmp_path / "cache" / "models" / f"{folder_key(str(folder))}.json"
     record.write_text(json.dumps({**json.loads(record.read_text()), "fingerprint": "0" * 16}))
     lied = Embedder(settings)
-    assert lied.fingerprint == "0" * 16 and lied._model is None
+    assert lied.model_fingerprint == "0" * 16 and lied._model is None
     with pytest.raises(ModelMismatchError, match="changed on disk"):
         lied.embed(["A text the cache has never seen, so the model must load."])
-    assert Embedder(settings).fingerprint == model_fingerprint(model)  # the next run knows the truth
+    assert Embedder(settings).model_fingerprint == model_fingerprint(model)  # the next run knows the truth

@@ -14,20 +14,26 @@ from embedsearch.errors import EmbedsearchError, InputError, ModelMismatchError
 
 
 @pytest.fixture(scope="module")
-def int8_index(tmp_path_factory, bundled_docs):
-    return Index.build(bundled_docs, tmp_path_factory.mktemp("int8") / "idx", embed=EmbedSettings(precision="int8"))
+def int8_index(bundled_index):
+    """The default precision is int8: the bundled index is built at it."""
+    return bundled_index
 
 
-def test_int8_and_fp32_indexes_each_answer_with_their_own_encoder(int8_index, bundled_index):
-    eight, full = int8_index.snapshot, bundled_index.snapshot
+@pytest.fixture(scope="module")
+def fp32_index(tmp_path_factory, bundled_docs):
+    return Index.build(bundled_docs, tmp_path_factory.mktemp("fp32") / "idx", embed=EmbedSettings(precision="fp32"))
+
+
+def test_int8_and_fp32_indexes_each_answer_with_their_own_encoder(int8_index, fp32_index):
+    eight, full = int8_index.snapshot, fp32_index.snapshot
     assert eight.manifest.model.settings.precision == "int8" and full.manifest.model.settings.precision == "fp32"
     assert eight.encoder.fingerprint == eight.manifest.model.fingerprint != full.manifest.model.fingerprint
     assert eight.encoder.config["precision"] == "int8" and full.encoder.config["precision"] == "fp32"
-    cosines = (np.asarray(int8_index.embeddings) * np.asarray(bundled_index.embeddings)).sum(axis=1)
-    assert 0.98 <= cosines.min() and cosines.max() < 0.99999  # close to fp32, yet made by another encoder
+    cosines = (np.asarray(int8_index.embeddings) * np.asarray(fp32_index.embeddings)).sum(axis=1)
+    assert 0.995 <= cosines.min() and cosines.max() < 0.99999  # close to fp32, yet made by another encoder
     query = "discrete diffusion with continuous-time Markov chains"
-    assert int8_index.search(query, 1)[0].id == bundled_index.search(query, 1)[0].id == "001_d172d3709162399d:3"
-    for index in (int8_index, bundled_index):  # a query encodes a stored abstract to its own stored vector
+    assert int8_index.search(query, 1)[0].id == fp32_index.search(query, 1)[0].id == "001_d172d3709162399d:3"
+    for index in (int8_index, fp32_index):  # a query encodes a stored abstract to its own stored vector
         doc = index.documents.get([7])[0]
         assert float(index.encode([doc.embed_text])[0] @ index.embeddings[7]) > 0.9999
 
@@ -53,9 +59,9 @@ def test_old_manifests_without_a_precision_read_as_fp32_whatever_the_default(tmp
     assert _model_settings(file, {"settings": {"model": "m", "precision": "int8"}})["precision"] == "int8"
 
 
-def test_duplicates_across_precisions_fail_in_one_line(int8_index, bundled_index):
-    with pytest.raises(ModelMismatchError, match=r"at int8 and .* at fp32; rebuild one of them .*--precision") as err:
-        bundled_index.duplicates(against=int8_index)
+def test_duplicates_across_precisions_fail_in_one_line(int8_index, fp32_index):
+    with pytest.raises(ModelMismatchError, match=r"at fp32 and .* at int8; rebuild one of them .*--precision") as err:
+        int8_index.duplicates(against=fp32_index)
     assert "\n" not in str(err.value)
 
 
@@ -95,3 +101,27 @@ def test_cli_builds_at_the_precision_asked_and_refuses_fp16_without_a_gpu(tmp_pa
     assert "int8" in run_cli("info", "-i", str(tmp_path / "i"), check=True).stdout
     bad = run_cli("build", str(corpus), "-i", str(tmp_path / "j"), "--precision", "fp16")
     assert bad.returncode != 0 and "fp16 runs on a CUDA GPU" in bad.stderr and not (tmp_path / "j").exists()
+
+
+def test_the_default_precision_is_int8_for_a_transformer_and_fp32_where_there_is_no_other():
+    assert EmbedSettings().precision == "int8" and EmbedSettings(precision="fp32").precision == "fp32"
+    assert EmbedSettings(model="static-minilm").precision == "fp32"
+    assert EmbedSettings(model="hashing-64").precision == "fp32"
+    with pytest.raises(InputError, match="has no int8 form"):
+        from embedsearch.embedding.distilled import direct_encoder
+
+        direct_encoder(EmbedSettings(model="static-minilm", precision="int8"))
+
+
+def test_a_model_without_an_export_builds_at_fp32_unless_int8_is_asked(model, bundled_docs, tmp_path):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.models import Dense
+
+    folder = tmp_path / "with-dense"
+    SentenceTransformer(modules=[model[0], model[1], Dense(384, 32)]).save(str(folder))
+    index = Index.build(bundled_docs[:3], tmp_path / "idx", embed=EmbedSettings(model=str(folder)))
+    assert index.manifest.model.settings.precision == "fp32" and index.manifest.model.dimension == 32
+    assert Index.load(index.path).search("diffusion", 1)[0].id in {d.id for d in bundled_docs[:3]}
+    with pytest.raises(EmbedsearchError, match="no ONNX export to run at int8; use --precision fp32") as err:
+        Index.build(bundled_docs[:3], tmp_path / "idx8", embed=EmbedSettings(model=str(folder), precision="int8"))
+    assert "\n" not in str(err.value) and not (tmp_path / "idx8").exists()

@@ -38,8 +38,9 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
           index_type: str = typer.Option("auto", "--index-type", help="auto, flat, hnsw or ivfpq."),
           max_windows: int = typer.Option(EmbedSettings().max_windows, "--max-windows", min=1,
                                           help="Windows averaged per long abstract (1 = truncate)."),
-          precision: str = typer.Option(EmbedSettings().precision, "--precision",
-                                        help="fp32 (default), int8 (quantized ONNX: about 2x faster on a CPU) or fp16 (CUDA GPU)."),
+          precision: str = typer.Option("", "--precision", show_default=False,
+                                        help="int8 (quantized ONNX, the default: about 2x faster on a CPU at fp32's "
+                                             "quality), fp32 or fp16 (CUDA GPU)."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them."),
           name: str | None = typer.Option(None, "--name", help="What to call the corpus in headings (default: the "
                                                                "seed files' header line, or the file's name)."),
@@ -55,7 +56,8 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
                              embed=EmbedSettings(model=model, max_windows=max_windows, precision=precision),
                              vectors=VectorSettings(index_type=index_type), progress=True, ray=ray, name=name or "")
     _report_skipped(idx.skipped)
-    typer.echo(f"indexed {len(idx)} documents into {idx.path} ({idx.snapshot.index_type}, {precision})", err=True)
+    typer.echo(f"indexed {len(idx)} documents into {idx.path} ({idx.snapshot.index_type}, "
+               f"{idx.manifest.model.settings.precision})", err=True)
 
 
 NoWaitOpt = typer.Option(False, "--no-wait", help="Fail at once if another process is writing the index.")
