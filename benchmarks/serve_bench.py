@@ -11,7 +11,7 @@ the two cores with it).
 
     python -m benchmarks.serve_bench --seconds 60 --workers 1 [--systems embedsearch embedsearch-fp32 txtai]
 
-``embedsearch`` serves the bundled index (built at the default precision, int8); ``embedsearch-fp32`` and
+``embedsearch`` serves the bundled index (built at the default precision); ``embedsearch-fp32`` and
 ``embedsearch-int8`` the bundled abstracts built at that precision, so their queries are encoded at it.
 """
 

@@ -26,7 +26,6 @@ def test_windows_cut_without_the_model_equal_the_models(model, bundled_docs, tmp
     Embedder()  # a first load remembers the folder
     known = recall(resolve_model(DEFAULT_MODEL))
     assert known is not None and known.info["fingerprint"] == Embedder().model_fingerprint
-    assert known.info["exportable"] == 1  # so a default build knows it can run at int8 without loading the model
     settings = EmbedSettings(max_windows=3)
     texts = [d.embed_text for d in bundled_docs] + TRICKY
     fresh = Embedder(settings)

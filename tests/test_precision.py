@@ -14,14 +14,14 @@ from embedsearch.errors import EmbedsearchError, InputError, ModelMismatchError
 
 
 @pytest.fixture(scope="module")
-def int8_index(bundled_index):
-    """The default precision is int8: the bundled index is built at it."""
-    return bundled_index
+def int8_index(tmp_path_factory, bundled_docs):
+    return Index.build(bundled_docs, tmp_path_factory.mktemp("int8") / "idx", embed=EmbedSettings(precision="int8"))
 
 
 @pytest.fixture(scope="module")
-def fp32_index(tmp_path_factory, bundled_docs):
-    return Index.build(bundled_docs, tmp_path_factory.mktemp("fp32") / "idx", embed=EmbedSettings(precision="fp32"))
+def fp32_index(bundled_index):
+    """The default precision is fp32: the bundled index is built at it."""
+    return bundled_index
 
 
 def test_int8_and_fp32_indexes_each_answer_with_their_own_encoder(int8_index, fp32_index):
@@ -103,8 +103,8 @@ def test_cli_builds_at_the_precision_asked_and_refuses_fp16_without_a_gpu(tmp_pa
     assert bad.returncode != 0 and "fp16 runs on a CUDA GPU" in bad.stderr and not (tmp_path / "j").exists()
 
 
-def test_the_default_precision_is_int8_for_a_transformer_and_fp32_where_there_is_no_other():
-    assert EmbedSettings().precision == "int8" and EmbedSettings(precision="fp32").precision == "fp32"
+def test_the_default_precision_is_fp32_and_a_static_model_has_no_other():
+    assert EmbedSettings().precision == "fp32" and EmbedSettings(precision="int8").precision == "int8"
     assert EmbedSettings(model="static-minilm").precision == "fp32"
     assert EmbedSettings(model="hashing-64").precision == "fp32"
     with pytest.raises(InputError, match="has no int8 form"):
@@ -113,7 +113,7 @@ def test_the_default_precision_is_int8_for_a_transformer_and_fp32_where_there_is
         direct_encoder(EmbedSettings(model="static-minilm", precision="int8"))
 
 
-def test_a_model_without_an_export_builds_at_fp32_unless_int8_is_asked(model, bundled_docs, tmp_path):
+def test_a_model_without_an_export_builds_at_fp32_and_refuses_int8(model, bundled_docs, tmp_path):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.models import Dense
 

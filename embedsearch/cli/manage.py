@@ -39,8 +39,8 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
           max_windows: int = typer.Option(EmbedSettings().max_windows, "--max-windows", min=1,
                                           help="Windows averaged per long abstract (1 = truncate)."),
           precision: str = typer.Option("", "--precision", show_default=False,
-                                        help="int8 (quantized ONNX, the default: about 2x faster on a CPU at fp32's "
-                                             "quality), fp32 or fp16 (CUDA GPU)."),
+                                        help="fp32 (default), int8 (smoothed, quantized ONNX: about 2x faster on a CPU, "
+                                             "fp32's retrieval quality) or fp16 (CUDA GPU)."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them."),
           name: str | None = typer.Option(None, "--name", help="What to call the corpus in headings (default: the "
                                                                "seed files' header line, or the file's name)."),

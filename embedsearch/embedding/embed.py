@@ -85,8 +85,6 @@ class Embedder:
             self.info = dict(self.known.info)
         else:
             self.info = model_info(self.model)
-        if not self.direct and not self.info["exportable"]:
-            self.settings = settings = settings.without_export()
         self.model_fingerprint = self.info["fingerprint"]
         self.fingerprint = self.model_fingerprint if self.direct else \
             vector_fingerprint(self.model_fingerprint, settings.precision)

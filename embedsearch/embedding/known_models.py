@@ -23,7 +23,7 @@ from .cache import default_cache_dir
 
 FOLDER = "models"
 TOKENIZER = "tokenizer.json"
-_INFO = ("dimension", "max_seq_length", "fingerprint", "exportable")  # ``embed.model_info``'s fields
+_INFO = ("dimension", "max_seq_length", "fingerprint")  # ``embed.model_info``'s fields
 
 
 def folder_key(path: str) -> str | None:

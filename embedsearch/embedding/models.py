@@ -127,8 +127,5 @@ def _dimension(model: SentenceTransformer) -> int:
 
 
 def model_info(model: SentenceTransformer) -> dict:
-    """What an index records of a model, and whether it has an ONNX export (a plain encoder + pooling)."""
-    from .onnx_export import pooling_mode
-
-    return {"dimension": int(_dimension(model)), "max_seq_length": int(model.max_seq_length),
-            "fingerprint": model_fingerprint(model), "exportable": int(pooling_mode(model) is not None)}
+    return {"dimension": int(_dimension(model)),
+            "max_seq_length": int(model.max_seq_length), "fingerprint": model_fingerprint(model)}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..errors import InputError, check
@@ -15,10 +15,10 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 @dataclass(frozen=True)
 class EmbedSettings:
     """How documents become vectors. ``max_windows=1`` truncates at the model's window;
-    ``tail_weight`` scales the windows after the first (see ``windows.py``); ``precision`` is ``int8``
-    (the ONNX export, quantized: about 2x faster on a CPU at fp32's quality), ``fp32`` (the export as it is)
-    or ``fp16`` (CUDA; see ``precision.py``); left empty, ``int8`` for a transformer and ``fp32`` for a
-    static model or the hashing encoder, which have no other."""
+    ``tail_weight`` scales the windows after the first (see ``windows.py``); ``precision`` is ``fp32``
+    (the ONNX export), ``int8`` (the same, smoothed and quantized: about 2x faster on a CPU) or ``fp16``
+    (CUDA; see ``precision.py``); left empty, ``precision.DEFAULT_PRECISION`` for a transformer and ``fp32``
+    for a static model or the hashing encoder, which have no other."""
 
     model: str = DEFAULT_MODEL
     batch_size: int = 32
@@ -30,16 +30,10 @@ class EmbedSettings:
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise InputError(f"model must name a sentence-transformers model or folder, got {self.model!r}")
-        object.__setattr__(self, "precision_asked", bool(self.precision))  # not a field: not recorded
         if not self.precision:
             direct = is_hashing(self.model) or is_static(self.model)
             object.__setattr__(self, "precision", FP32 if direct else DEFAULT_PRECISION)
         check_precision(self.precision)
-
-    def without_export(self) -> EmbedSettings:
-        """These settings for a model with no ONNX export: its default precision is then fp32 (an asked int8
-        stays, to fail in one line where it is used)."""
-        return self if self.precision_asked or self.precision != DEFAULT_PRECISION else replace(self, precision=FP32)
         check(self, batch_size=(1, None), max_windows=(1, None), tail_weight=(0, 1))
 
 
