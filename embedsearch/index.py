@@ -117,14 +117,11 @@ class Index(Writes, Finds, Recommends):
 
     @classmethod
     def bundled(cls, path: str | Path | None = None, progress: bool = False) -> Index:
-        """The bundled NeurIPS 2026 corpus, built on first use (again when the package or the default
-        precision changed)."""
+        """The bundled NeurIPS 2026 corpus, built on first use."""
         path = Path(path) if path else default_home() / BUNDLED_NAME
         if (path / MANIFEST).exists():
             with suppress(IndexStoreError):  # an older or damaged copy of package data is rebuilt (from the cache)
-                index = cls.load(path)
-                if index.manifest.package_version == __version__ and \
-                        index.manifest.model.settings.precision == EmbedSettings().precision:
+                if (index := cls.load(path)).manifest.package_version == __version__:
                     return index
         return cls.from_sources(bundled_sources(), path, progress=progress)
 

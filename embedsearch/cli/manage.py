@@ -38,7 +38,7 @@ def build(sources: list[Path] = typer.Argument(..., help="Corpus files: .txt (se
           index_type: str = typer.Option("auto", "--index-type", help="auto, flat, hnsw or ivfpq."),
           max_windows: int = typer.Option(EmbedSettings().max_windows, "--max-windows", min=1,
                                           help="Windows averaged per long abstract (1 = truncate)."),
-          precision: str = typer.Option("", "--precision", show_default=False,
+          precision: str = typer.Option(EmbedSettings().precision, "--precision",
                                         help="fp32 (default), int8 (smoothed, quantized ONNX: about 2x faster on a CPU, "
                                              "fp32's retrieval quality) or fp16 (CUDA GPU)."),
           skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad records and report them."),

@@ -24,11 +24,23 @@ import numpy as np
 
 from ..errors import EmbedsearchError, InputError, MissingDependencyError, ModelMismatchError
 from .cache import default_cache_dir
-from .encoder import STATIC_MINILM, Encoder, HashingEncoder, is_hashing, is_static
+from .encoder import Encoder, HashingEncoder, is_hashing
 
+STATIC_MINILM = "static-minilm"
 RECIPE = {"source": "all-MiniLM-L6-v2", "pca_dims": 256, "sif_coefficient": 1e-4, "format": 1}
 FOLDER = "static"
 _FILES = ("model.safetensors", "tokenizer.json")
+
+
+def is_static(name: str) -> bool:
+    """``static-minilm``, or a folder holding a model2vec model."""
+    if name == STATIC_MINILM:
+        return True
+    config = Path(name).expanduser() / "config.json"
+    try:
+        return config.is_file() and json.loads(config.read_text()).get("model_type") == "model2vec"
+    except (OSError, ValueError):
+        return False
 
 
 def static_folder(name: str) -> Path:

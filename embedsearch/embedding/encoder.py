@@ -10,10 +10,8 @@ its vectors only know which words texts share, so never use it for real search."
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -36,20 +34,6 @@ class Encoder(Protocol):
 
 def is_hashing(model: str) -> bool:
     return model.startswith(HASHING)
-
-
-STATIC_MINILM = "static-minilm"  # distilled from the bundled MiniLM (``distilled``)
-
-
-def is_static(name: str) -> bool:
-    """``static-minilm``, or a folder holding a model2vec model (``distilled`` runs them)."""
-    if name == STATIC_MINILM:
-        return True
-    config = Path(name).expanduser() / "config.json"
-    try:
-        return config.is_file() and json.loads(config.read_text()).get("model_type") == "model2vec"
-    except (OSError, ValueError):
-        return False
 
 
 

@@ -6,8 +6,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..errors import InputError, check
-from .encoder import is_hashing, is_static
-from .precision import DEFAULT_PRECISION, FP32, check_precision
+from .precision import DEFAULT_PRECISION, check_precision
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -17,22 +16,18 @@ class EmbedSettings:
     """How documents become vectors. ``max_windows=1`` truncates at the model's window;
     ``tail_weight`` scales the windows after the first (see ``windows.py``); ``precision`` is ``fp32``
     (the ONNX export), ``int8`` (the same, smoothed and quantized: about 2x faster on a CPU) or ``fp16``
-    (CUDA; see ``precision.py``); left empty, ``precision.DEFAULT_PRECISION`` for a transformer and ``fp32``
-    for a static model or the hashing encoder, which have no other."""
+    (CUDA; see ``precision.py``)."""
 
     model: str = DEFAULT_MODEL
     batch_size: int = 32
     max_windows: int = 8
     tail_weight: float = 0.25
     device: str | None = None  # for fp16 and models without an ONNX export; None: a GPU when there is one
-    precision: str = ""
+    precision: str = DEFAULT_PRECISION
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise InputError(f"model must name a sentence-transformers model or folder, got {self.model!r}")
-        if not self.precision:
-            direct = is_hashing(self.model) or is_static(self.model)
-            object.__setattr__(self, "precision", FP32 if direct else DEFAULT_PRECISION)
         check_precision(self.precision)
         check(self, batch_size=(1, None), max_windows=(1, None), tail_weight=(0, 1))
 

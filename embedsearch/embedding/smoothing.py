@@ -32,7 +32,7 @@ def smooth(folder: Path, target: Path, texts: list[str], alpha: float = ALPHA) -
     for node in model.graph.node:
         if node.op_type == "MatMul" and node.input[1] in weights:
             consumers.setdefault(node.input[0], []).append(node)
-    peaks = _activation_peaks(folder, list(consumers), texts)
+    peaks = _activation_peaks(folder, model, list(consumers), texts)
     muls = []
     for name, nodes in consumers.items():
         arrays = [numpy_helper.to_array(weights[n.input[1]]) for n in nodes]
@@ -52,15 +52,17 @@ def smooth(folder: Path, target: Path, texts: list[str], alpha: float = ALPHA) -
     onnx.save(model, str(target))
 
 
-def _activation_peaks(folder: Path, names: list[str], texts: list[str]) -> dict[str, np.ndarray]:
-    """The largest absolute value of each channel of each named tensor over ``texts`` (one window each)."""
+def _activation_peaks(folder: Path, source, names: list[str], texts: list[str]) -> dict[str, np.ndarray]:
+    """The largest absolute value of each channel of each named tensor of ``source`` (the export in
+    ``folder``, not yet changed) over ``texts`` (one window each)."""
     import onnx
     import onnxruntime
     from onnx import helper
     from tokenizers import Tokenizer
 
     config = json.loads((folder / "config.json").read_text())
-    model = onnx.load(str(folder / "model.onnx"))
+    model = onnx.ModelProto()
+    model.CopyFrom(source)
     model.graph.output.extend(helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in names)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1

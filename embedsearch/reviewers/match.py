@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus import Document
+from ..embedding.precision import DEFAULT_PRECISION
 from ..embedding.settings import DEFAULT_MODEL, EmbedSettings
 from ..errors import IndexStoreError, InputError
 from ..index import Index
@@ -76,11 +77,10 @@ class Matcher:
     @classmethod
     def open(cls, path: str | Path, model: str = DEFAULT_MODEL, folder: str | Path | None = None,
              settings: AffinitySettings = AffinitySettings(), conflict_rule: ConflictSettings = ConflictSettings(),
-             progress: bool = False, precision: str = "") -> Matcher:
+             progress: bool = False, precision: str = DEFAULT_PRECISION) -> Matcher:
         """Read the reviewers at ``path`` and open the index of their publications in ``folder`` (by default
         under the embedsearch home, named after ``path``), building it when missing, out of date or at
-        another ``precision`` than the submissions' (empty: the model's default)."""
-        precision = EmbedSettings(model=model, precision=precision).precision
+        another ``precision`` than the submissions'."""
         reviewers = Reviewers.read(path)
         folder = Path(folder) if folder else default_home() / "reviewers" / _folder_name(Path(path), model)
         wanted = [Document(f"{d.metadata['reviewer']}/{d.id}", d.text, d.title, d.metadata)

@@ -42,9 +42,8 @@ class Submissions:
 
     @classmethod
     def read(cls, paths: list[Path], model: str, skip_invalid: bool = False, progress: bool = False,
-             precision: str = "") -> Submissions:
-        """An index or cluster folder (``model`` then comes from it), or corpus files embedded with ``model``
-        at ``precision`` (empty: the model's default)."""
+             precision: str = DEFAULT_PRECISION) -> Submissions:
+        """An index or cluster folder (``model`` then comes from it), or corpus files embedded with ``model``."""
         if len(paths) == 1 and paths[0].is_dir():
             return cls.of(Index.load(paths[0]))
         ids, documents = UniqueIds(), []
