@@ -1,21 +1,35 @@
-"""embedsearch: find related papers, map topics and catch near-duplicate abstracts by meaning."""
+"""embedsearch: find related papers, map topics and catch near-duplicate abstracts by meaning. Names are
+imported on first use, so that a command loads only what it needs."""
 
-from .corpus import Document, FieldMap  # noqa: E402
-from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
-from .errors import EmbedsearchError, IndexStoreError, InputError, MissingDependencyError, ModelMismatchError  # noqa: E402
-from .index import Index  # noqa: E402
-from .retrieval.search import Hit
-from .store.settings import VectorSettings
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .corpus import Document, FieldMap
+    from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
+    from .errors import EmbedsearchError, IndexStoreError, InputError, MissingDependencyError, ModelMismatchError
+    from .index import Index
+    from .retrieval.search import Hit
+    from .reviewers import Matcher
+    from .store.settings import VectorSettings
+
+_FROM = {"Document": "corpus", "FieldMap": "corpus", "DEFAULT_MODEL": "embedding.settings",
+         "EmbedSettings": "embedding.settings", "ModelEntry": "embedding.settings", "EmbedsearchError": "errors",
+         "IndexStoreError": "errors", "InputError": "errors", "MissingDependencyError": "errors",
+         "ModelMismatchError": "errors", "Index": "index", "Hit": "retrieval.search", "Matcher": "reviewers",
+         "VectorSettings": "store.settings"}
 
 
 def __getattr__(name: str):
-    """``embedsearch.Matcher`` (reviewers for submissions), imported on first use."""
-    if name == "Matcher":
-        from .reviewers import Matcher
+    """``embedsearch.Index`` and the rest, imported on first use (``Matcher``: reviewers for submissions)."""
+    if name not in _FROM:
+        raise AttributeError(f"module 'embedsearch' has no attribute {name!r}")
+    from importlib import import_module
 
-        return Matcher
-    raise AttributeError(f"module 'embedsearch' has no attribute {name!r}")
+    return getattr(import_module(f".{_FROM[name]}", __name__), name)
 
 
 __all__ = [
@@ -28,6 +42,7 @@ __all__ = [
     "Index",
     "IndexStoreError",
     "InputError",
+    "Matcher",
     "MissingDependencyError",
     "ModelEntry",
     "ModelMismatchError",

@@ -5,7 +5,7 @@ or a cluster of shards. It reads one version (a generation, or a cluster's cut),
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
@@ -25,13 +25,14 @@ from .retrieval import filters as flt
 from .recommend.facade import Recommends
 from .retrieval.evidence import explain
 from .retrieval.find import Finds
-from .retrieval.parts import Fanout
+from .retrieval.parts import Fanout, Parts
 from .retrieval.search import Answer, check_query
 from .retrieval.settings import Mode, SearchSettings
 from .store.batches import Batch
 from .store.layout import MANIFEST, check_target, default_home, real_path, size_on_disk
 from .store.folders import ClusterFolder, IndexFolder, open_folder
 from .store.manifest import Manifest
+from .store.snapshot import Snapshot
 from .store.settings import LexicalSettings, StoreSettings, VectorSettings
 from .store.sources import recorded
 from .version import __version__
@@ -48,9 +49,11 @@ class Index(Writes, Finds, Recommends):
     """A searchable corpus on disk, one index or a cluster of shards. Use ``Index.build``, ``Index.from_sources``,
     ``Index.load``, ``Index.bundled`` or ``split``."""
 
-    def __init__(self, folder: IndexFolder | ClusterFolder, generation: int | None = None, snapshot=None):
+    def __init__(self, folder: IndexFolder | ClusterFolder, generation: int | None = None, snapshot=None,
+                 parts: Callable[[Snapshot], Parts] | None = None):
         self.path, self.folder = folder.root, folder
         self.snapshot = snapshot if snapshot is not None else folder.open(generation)
+        self.parts = parts
         self.skipped: list[Problem] = []
 
     @classmethod
@@ -102,10 +105,12 @@ class Index(Writes, Finds, Recommends):
         return index
 
     @classmethod
-    def load(cls, path: str | Path, model: str | None = None, generation: int | None = None) -> Index:
+    def load(cls, path: str | Path, model: str | None = None, generation: int | None = None,
+             parts: Callable[[Snapshot], Parts] | None = None) -> Index:
         """Open an index folder at its newest generation (or ``generation``); a symlink is followed once, so
-        writes reach the real folder. With ``model``, fail unless the index was built with that model."""
-        index = cls(open_folder(real_path(path), load_manifest), generation)
+        writes reach the real folder. With ``model``, fail unless the index was built with that model. With
+        ``parts`` (a cluster's shards served on Ray Serve: ``serve.cluster``), searches are answered by them."""
+        index = cls(open_folder(real_path(path), load_manifest), generation, parts=parts)
         if model is not None:
             from .embedding.embed import load_model, model_fingerprint
             from .embedding.precision import vector_fingerprint
@@ -200,12 +205,17 @@ class Index(Writes, Finds, Recommends):
     def search_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
                     filters: Sequence[str | flt.Filter] = ()) -> list[Answer]:
         """Answer many queries with one batched encode; ``filters`` restrict by metadata (``year>=2024``)."""
-        return self.reader.search_many(queries, k, mode, filters)
+        return self.reader.search_many([check_query(q) for q in queries], k, mode, filters)
 
     @property
     def reader(self) -> Fanout:
-        """The searches of the version read, this process reading every part (``retrieval.parts``)."""
-        return Fanout(self.snapshot, self.search_settings)
+        """The searches of the version read (``retrieval.parts``): this process reading every part, or the
+        ``parts`` this index was opened with (a served cluster's shards). Made once per version."""
+        kept = self.__dict__.get("_reader")
+        if kept is None or kept.snapshot is not self.snapshot:
+            kept = Fanout(self.snapshot, self.search_settings, None if self.parts is None else self.parts(self.snapshot))
+            self.__dict__["_reader"] = kept
+        return kept
 
     def document(self, doc_id: str) -> Document:
         """The document ``doc_id``."""
@@ -221,12 +231,12 @@ class Index(Writes, Finds, Recommends):
 
     def similar_to_text(self, text: str, k: int = 10) -> Answer:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
-        return explain(self.snapshot, self.reader.similar_to_text(text, k), seeds=[text])
+        return explain(self.snapshot, self.reader.similar_to_text(check_query(text), k), seeds=[text])
 
     def check(self, deep: bool = False) -> list[str]:
         """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes
         every file against the checksums recorded when it was written."""
-        from .topics.model import problems as topic_problems
+        from .topics.saved import problems as topic_problems
 
         found = self.folder.problems(self.generation, deep)
         return list(dict.fromkeys(found + (topic_problems(self.path) if deep else [])))

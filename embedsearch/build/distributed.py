@@ -86,7 +86,7 @@ def write_segments(source: str, fields: dict, skip_invalid: bool, root: str, man
         matrix = embedder.embed([d.embed_text for d in part])
         entries.append(seg.write(Path(root), part, matrix, lambda file, m=matrix: vec.save(file, m, settings,
                                                                                             trained=shared),
-                                 manifest.lexical, fields=kinds))
+                                 manifest.lexical, fields=kinds, model=manifest.model.settings.model))
     return entries
 
 

@@ -4,16 +4,53 @@ naming the file and line, beside the entries that were read."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import io
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import Any
 
 from ..errors import InputError
 from .problems import Problem
 
 KINDS = ".bib (BibTeX), .ris (RIS), .json (CSL-JSON) or .csv (Zotero's CSV export)"
+SUFFIX = {"bibtex": ".bib", "ris": ".ris", "csl-json": ".json", "zotero-csv": ".csv"}
 
 
-def read_library(path: Path) -> list[tuple[str, dict[str, Any] | Problem]]:
+@dataclass(frozen=True)
+class LibraryText:
+    """A library sent as text (the service's ``POST /recommend``), read by the file readers as if it were the
+    file ``library.SUFFIX`` (errors name that file and a line): nothing is written to disk."""
+
+    kind: str
+    text: str
+
+    @property
+    def path(self) -> PurePath:
+        return PurePath(f"library{SUFFIX[self.kind]}")
+
+    @property
+    def suffix(self) -> str:
+        return self.path.suffix
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def is_file(self) -> bool:
+        return True
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        return self.text
+
+    def open(self, mode: str = "r", newline: str | None = None, encoding: str = "utf-8", errors: str = "strict"):
+        return io.StringIO(self.text, newline=newline)
+
+
+def read_library(path: Path | LibraryText) -> list[tuple[str, dict[str, Any] | Problem]]:
+    """Each entry of a library file (or of a ``LibraryText``) as a record, or a ``Problem`` naming its line."""
     if not path.is_file():
         raise InputError(f"--library {path}: no such file")
     suffix = path.suffix.lower()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..errors import check_choice
+from ..errors import InputError, check_choice
 from ..store.snapshot import Snapshot
 from .evidence import explain
 from .fielded import Fielded
@@ -65,14 +65,19 @@ class Finds:
     reader: Fanout
     snapshot: Snapshot
 
-    def find(self, query: str, k: int = 10, mode: Mode | None = None, filters: Sequence[str | Filter] = (),
-             sort: Sort = "relevance") -> Answer:
+    def find(self, query: str | Query, k: int = 10, mode: Mode | None = None, filters: Sequence[str | Filter] = (),
+             sort: Sort = "relevance", offset: int = 0) -> Answer:
         """A query in the grammar the CLI, API and page share (``retrieval.query``: ``"phrases"``, ``-words``,
-        ``author:``, ``title:``, ``year:``), in ``sort`` order, each hit with its ``evidence``."""
-        return self.find_many([query], k, mode, filters, sort)[0]
+        ``author:``, ``title:``, ``year:``), in ``sort`` order, each hit with its ``evidence``. With ``offset``
+        (a later page), the answer holds the ``offset + k`` best and only the last ``k`` carry evidence."""
+        return self.find_many([query], k, mode, filters, sort, offset)[0]
 
-    def find_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
-                  filters: Sequence[str | Filter] = (), sort: Sort = "relevance") -> list[Answer]:
-        parsed = [parse(check_query(q)) for q in queries]
-        answers = find_many(self.reader, parsed, k, mode, filters, sort)
-        return [a if a.listing else explain(self.snapshot, a, q.text) for a, q in zip(answers, parsed)]
+    def find_many(self, queries: Sequence[str | Query], k: int = 10, mode: Mode | None = None,
+                  filters: Sequence[str | Filter] = (), sort: Sort = "relevance", offset: int = 0) -> list[Answer]:
+        """``find`` for many queries (each a string, or a ``Query`` already parsed), with one batched encode."""
+        check_k(k)
+        if not isinstance(offset, int) or offset < 0:
+            raise InputError(f"offset must be a whole number of 0 or more, got {offset!r}")
+        parsed = [q if isinstance(q, Query) else parse(check_query(q)) for q in queries]
+        answers = find_many(self.reader, parsed, offset + k, mode, filters, sort)
+        return [a if a.listing else explain(self.snapshot, a, q.text, offset=offset) for a, q in zip(answers, parsed)]

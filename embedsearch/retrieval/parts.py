@@ -23,7 +23,7 @@ from .fielded import Fielded, matching
 from .fielded import allowed as allowed_rows
 from .filters import Filter
 from .maxscore import top
-from .search import Answer, Hit, Ranked, band, check_k, check_query, fuse
+from .search import Answer, Hit, Ranked, band, check_k, fuse
 from .settings import MODES, Mode, SearchSettings
 
 
@@ -118,12 +118,12 @@ class Fanout:
 
     def search_many(self, queries: Sequence[str], k: int = 10, mode: Mode | None = None,
                     filters: Sequence[str | Filter] = ()) -> list[Answer]:
-        """Each query checked, its vector made in one batched encode, then ranked among the rows passing
-        every filter: both signals' candidates from every part, fused over their union."""
+        """Each query (checked by the facade: ``Index.search_many``, ``find``) made a vector in one batched
+        encode, then ranked among the rows passing every filter: both signals' candidates from every part,
+        fused over their union."""
         check_k(k)
         mode = mode or self.settings.mode
         check_choice("mode", mode, MODES)
-        queries = [check_query(q) for q in queries]
         filters = parsed(filters)
         kinds = self.snapshot.field_kinds if filters else None
         wanted = k if mode != "hybrid" else max(k, self.settings.candidates)
@@ -167,9 +167,10 @@ class Fanout:
         return self._nearest(vector, k, (part, row - self.starts[part]))
 
     def similar_to_text(self, text: str, k: int = 10) -> Answer:
-        """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
+        """Papers related to a new abstract (checked by the facade), embedded exactly as the corpus was (long
+        ones in windows)."""
         check_k(k)
-        return self._nearest(self.snapshot.encoder.encode([check_query(text)])[0], k, None)
+        return self._nearest(self.snapshot.encoder.encode([text])[0], k, None)
 
     def nearest_to(self, vector: np.ndarray, k: int, exclude: Sequence[str] = (),
                    filters: Sequence[str | Filter] = ()) -> Answer:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from ..index import Index
-from ..retrieval.parts import Fanout
 from .batcher import BatchingEncoder
 from .settings import ServeSettings
 
@@ -21,15 +20,14 @@ log = logging.getLogger("embedsearch.serve")
 
 class Served:
     """One generation of the index with what the service derives from it once. Its queries are encoded by
-    the worker's shared ``BatchingEncoder``; its searches are answered by ``reader``: the index itself, or
-    the shards where they run (``retrieval.parts.Fanout``)."""
+    the worker's shared ``BatchingEncoder``; every route answers through ``index`` (the facade), whose reader
+    is the index itself or, for a cluster on Ray Serve, the shards where they run."""
 
-    def __init__(self, index: Index, encoder: BatchingEncoder | None = None, parts=None):
+    def __init__(self, index: Index, encoder: BatchingEncoder | None = None):
         self.index = index
         if encoder is not None and encoder.fingerprint == index.snapshot.manifest.model.fingerprint:
             index.snapshot.encoder = encoder
-        self.remote = parts is not None
-        self.reader = Fanout(index.snapshot, index.search_settings, None if parts is None else parts(index.snapshot))
+        self.remote = index.parts is not None
 
     @cached_property
     def info(self) -> dict[str, Any]:
@@ -63,9 +61,9 @@ class Live:
         self.settings = settings
         self._swap = threading.Lock()
         self._on_change = on_change
-        first = Index.load(self.path)
+        first = Index.load(self.path, parts=parts)
         self.encoder = BatchingEncoder(first.snapshot.encoder)
-        self.current = Served(first, self.encoder, parts).warm()
+        self.current = Served(first, self.encoder).warm()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, name="embedsearch-follow", daemon=True)
         self._thread.start()
@@ -75,7 +73,7 @@ class Live:
         with self._swap:
             newest = self.current.index.folder.newest()
             if newest != self.current.index.generation:
-                self.current = Served(Index.load(self.path, generation=newest), self.encoder, self.parts).warm()
+                self.current = Served(Index.load(self.path, generation=newest, parts=self.parts), self.encoder).warm()
                 if self._on_change is not None:
                     self._on_change(self.current)
         return self.current

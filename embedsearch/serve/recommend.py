@@ -1,24 +1,18 @@
 """``POST /recommend``: papers like the liked ids (and a library sent as text) and unlike the unliked ones,
-answered by the served reader, so an index and a cluster on Ray Serve alike; ``format`` turns any answer of
+answered by the facade (``Index.recommend``), so an index and a cluster on Ray Serve alike; ``format`` turns any answer of
 ``/search``, ``/similar`` and ``/recommend`` into BibTeX, RIS or CSL-JSON for a reference manager."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter
 
-from ..corpus.library import read_library
-from ..recommend import Seeds, recommend
-from ..recommend.library import match
+from ..corpus.library import LibraryText
 from .api import hits_json
-from .exports import EXPORTS, SUFFIX, exported
+from .exports import EXPORTS, exported
 from .responses import RecommendOut, errors
 from .schemas import RecommendBody
-
-LIBRARY_SUFFIX = {**SUFFIX, "zotero-csv": ".csv"}
 
 
 def router(service: Any) -> APIRouter:
@@ -30,15 +24,10 @@ def router(service: Any) -> APIRouter:
         """Papers like the ``like`` ids and the ``library``'s entries (matched by DOI, arXiv id or title, the
         rest embedded) and unlike the ``unlike`` ids, with the seeds each is closest to."""
         served = service.current()
-        found = None
-        if body.library is not None:
-            with tempfile.TemporaryDirectory(prefix="embedsearch-library-") as folder:
-                file = Path(folder) / f"library{LIBRARY_SUFFIX[body.library.kind]}"
-                file.write_text(body.library.text, encoding="utf-8")
-                found = match(served.reader, read_library(file))
+        library = None if body.library is None else LibraryText(body.library.kind, body.library.text)
         unlike = [i for i in body.unlike if i not in body.like]
-        result = recommend(served.reader, Seeds.of(body.like, unlike, found), body.k, body.filters,
-                           library=found)
+        result = served.index.recommend(body.like, unlike, library, body.k, body.filters)
+        found = result.library
         if body.format != "json":
             return exported(body.format, result.answer)
         return {"generation": served.index.generation, "method": result.method, "like": list(result.seeds.like),

@@ -1,19 +1,16 @@
 """The search routes: ``/search`` (a query in the grammar of ``retrieval.query``, or a batch of them) and
-``/similar``, each hit with its evidence, every answer also as a reference-manager file (``format``)."""
+``/similar``, answered by the facade (``Index.find_many``, ``similar``, ``similar_to_text``), each hit of the
+page returned with its evidence, every answer also as a reference-manager file (``format``)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from ..retrieval.evidence import explain
-from ..retrieval.find import find_many
-from ..retrieval.query import GRAMMAR, parse
-from ..retrieval.search import Answer
+from ..retrieval.query import GRAMMAR
 from ..retrieval.settings import Sort
 from .api import DISPLAY, PATH_ID_PARAM, Service, hits_json, only
 from .exports import EXPORTS, exported
 from .guard import ApiError
-from .live import Served
 from .responses import SearchBatchOut, SearchOut, SimilarOut, errors
 from .schemas import QUERY, ExportFormat, Mode, SearchBatch, SimilarText
 from .settings import LIMITS
@@ -22,13 +19,6 @@ SORT = Query("relevance", description="relevance, or newest / oldest first (by d
                                       "relevant papers; a query of no free words (author:X alone) lists every paper "
                                       "it matches, newest first unless oldest.")
 FORMAT = Query("json", description="json, or the hits as a reference-manager file: bibtex, ris, csl-json.")
-
-def found(served: Served, queries: list[str], k: int, mode, filters, sort: Sort) -> list[Answer]:
-    """Queries in the grammar answered by the served reader (an index, or shards), with each hit's evidence."""
-    parsed = [parse(q) for q in queries]
-    return [a if a.listing else explain(served.index.snapshot, a, p.text)
-            for a, p in zip(find_many(served.reader, parsed, k, mode, filters, sort), parsed)]
-
 
 def one_query(q: str) -> str:
     if len(q) > LIMITS.get_query_chars:
@@ -52,7 +42,7 @@ def router(service: Service) -> APIRouter:
         """The ``k`` abstracts that best match a query (as ``embedsearch search --json``), from rank
         ``offset + 1`` on, each with its evidence."""
         served = service.current()
-        hits = found(served, [one_query(q)], offset + k, mode, filter, sort)[0]
+        hits = served.index.find(one_query(q), k, mode, filter, sort, offset)
         if format != "json":
             return exported(format, hits[offset:])
         return {"query": q, "generation": served.index.generation, **hits_json(hits, display, offset, k)}
@@ -61,7 +51,7 @@ def router(service: Service) -> APIRouter:
     def search_batch(body: SearchBatch):
         """Many queries at once, answered with one batched encode."""
         served = service.current()
-        results = found(served, body.queries, body.offset + body.k, body.mode, body.filters, body.sort)
+        results = served.index.find_many(body.queries, body.k, body.mode, body.filters, body.sort, body.offset)
         return {"generation": served.index.generation, "results": [
             {"query": q, **hits_json(h, body.display, body.offset, body.k)} for q, h in zip(body.queries, results)]}
 
@@ -73,8 +63,7 @@ def router(service: Service) -> APIRouter:
         served = service.current()
         if doc_id not in served.index.documents.row_of:
             raise ApiError(404, f"no document with id {doc_id[:200]!r}; POST /similar takes an abstract's text")
-        hits = explain(served.index.snapshot, served.reader.similar(doc_id, k),
-                       seeds=[served.index.document(doc_id).embed_text])
+        hits = served.index.similar(doc_id, k)
         if format != "json":
             return exported(format, hits)
         return {"id": doc_id, "generation": served.index.generation, **hits_json(hits, display)}
@@ -83,7 +72,7 @@ def router(service: Service) -> APIRouter:
     def similar_text(body: SimilarText):
         """Papers related to an abstract's text."""
         served = service.current()
-        hits = explain(served.index.snapshot, served.reader.similar_to_text(body.text, body.k), seeds=[body.text])
+        hits = served.index.similar_to_text(body.text, body.k)
         return {"generation": served.index.generation, **hits_json(hits, body.display)}
 
     return api

@@ -92,7 +92,8 @@ def merge(snapshot: Snapshot, positions: list[int]) -> SegmentEntry | None:
                      write_lexical=lambda folder: merge_postings([(s.folder, m) for s, m in chosen], folder,
                                                                  manifest.lexical, budget),
                      write_metadata=lambda folder: metadata.merge([(s.folder, m) for s, m in chosen], folder,
-                                                                  [s.fields for s, _ in chosen]))
+                                                                  [s.fields for s, _ in chosen]),
+                     model=manifest.model.settings.model)
 
 
 def _documents(chosen) -> Iterator[Document]:

@@ -123,7 +123,8 @@ def foreign_files(root: Path) -> list[str]:
     return found
 
 
-DERIVED = "words"  # made from a segment's documents on first use (``words``), so not in its segment.json
+DERIVED = "words"  # made from a segment's documents on first use where older segments lack them
+DERIVED_FOLDERS = (DERIVED, "sentences")
 
 
 def _foreign_in_segment(folder: Path) -> list[str]:
@@ -137,7 +138,8 @@ def _foreign_in_segment(folder: Path) -> list[str]:
 
 def _derived(path: Path, folder: Path) -> bool:
     top = path.relative_to(folder).parts[0]
-    return top == DERIVED or (_TEMPORARY.match(top) is not None and top.startswith(f".{DERIVED}."))
+    return top in DERIVED_FOLDERS or (_TEMPORARY.match(top) is not None
+                                      and any(top.startswith(f".{name}.") for name in DERIVED_FOLDERS))
 
 
 def owned_deletes(item: Path) -> bool:

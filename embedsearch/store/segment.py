@@ -22,6 +22,8 @@ from .docstore import DocumentStore, write_documents
 from .generation import SegmentEntry
 from .layout import EMBEDDINGS, SEGMENTS, VECTORS
 from .settings import LexicalSettings, VectorSettings
+from .sentences import Sentences
+from .sentences import build as build_sentences
 from .words import Words
 from .words import build as build_words
 
@@ -36,13 +38,15 @@ def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix
           write_vectors: Callable[[Path], str], lexical: LexicalSettings, name: str | None = None,
           write_lexical: Callable[[Path], None] | None = None,
           write_metadata: Callable[[Path], dict[str, str]] | None = None,
-          write_embeddings: Callable[[Path], int] | None = None, fields: dict[str, str] | None = None) -> SegmentEntry:
+          write_embeddings: Callable[[Path], int] | None = None, fields: dict[str, str] | None = None,
+          model: str | None = None) -> SegmentEntry:
     """Write a segment under ``root/segments`` and return its entry for a generation manifest.
     ``write_vectors(file)`` writes the FAISS index and returns its kind; ``write_lexical(folder)``,
     ``write_metadata(folder)`` (returning the field kinds) and ``write_embeddings(file)`` replace building
     postings and metadata from the documents and saving ``matrix`` (a merge streams merged ones, and then
     ``documents`` may be a one-pass iterator and ``matrix`` None). ``fields`` is the index's field contract,
-    which the segment records, extended by any field its documents bring."""
+    which the segment records, extended by any field its documents bring. The word postings and the sentences
+    (with ``model``'s word pieces, ``store.sentences``) are derived from the written documents and recorded too."""
     name = name or new_name()
     target = root / SEGMENTS / name
     with staged_folder(target) as tmp:
@@ -54,10 +58,20 @@ def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix
         kind = write_vectors(tmp / VECTORS)
         (write_lexical or (lambda folder: lex.build(documents, folder, lexical)))(tmp)
         kinds = (write_metadata or (lambda folder: metadata.write(folder, documents, fields)))(tmp)
+        build_words(DocumentStore(tmp), tmp)
+        build_sentences(DocumentStore(tmp), tmp, static_vectors(model))
         info = {"name": name, "rows": count, "index_type": kind, "fields": kinds, "files": file_records(tmp)}
         (tmp / INFO).write_text(json.dumps(info, indent=1))
-        build_words(DocumentStore(tmp), tmp)  # derived from the documents, so outside segment.json's records
     return entry_of(target)
+
+
+def static_vectors(model: str | None):
+    """``model``'s own word-piece vectors (``embedding.static``), None without them."""
+    if model is None:
+        return None
+    from ..embedding.static import StaticVectors
+
+    return StaticVectors.of(model)
 
 
 def vector_writer(settings: VectorSettings, existing: Sequence[Segment], matrix: np.ndarray,
@@ -136,6 +150,14 @@ class Segment:
     def words(self) -> Words:
         """The folded-word postings of author names, titles and bodies (made on first use)."""
         return Words(self.folder, self.documents, self.rows)
+
+    def sentences(self, static=None) -> Sentences:
+        """The sentence spans, with ``static``'s word pieces where given (made on first use)."""
+        kept = self.__dict__.setdefault("_sentences", {})
+        key = None if static is None else static.name
+        if key not in kept:
+            kept[key] = Sentences(self.folder, self.documents, self.rows, static)
+        return kept[key]
 
     @cached_property
     def postings(self) -> lex.Postings:

@@ -71,7 +71,7 @@ def create(path: Path, manifest: Manifest, total: int, batches: Iterable[Batch],
         for docs, matrix in batches:
             admit(contract, docs, "nothing was written")
             entries.append(seg.write(tmp, docs, matrix, write_vectors(matrix), manifest.lexical,
-                                     fields=contract.kinds))
+                                     fields=contract.kinds, model=manifest.model.settings.model))
         gen.publish(tmp, entries, 1)
 
 
@@ -103,7 +103,8 @@ def _append(root: Path, manifest: Manifest, documents: Sequence[Document], matri
     contract = FieldKinds(before.field_kinds)
     admit(contract, documents, "nothing was added")
     entry = seg.write(root, documents, matrix, seg.vector_writer(manifest.vectors, before.segments, matrix),
-                      manifest.lexical, fields=contract.kinds)
+                      manifest.lexical, fields=contract.kinds,
+                      model=manifest.model.settings.model)
     try:
         with writer(root, "add", wait):
             current = Snapshot(root, manifest, gen.newest(root))

@@ -1,0 +1,108 @@
+"""The whole `embedsearch search` command on the bundled index, as a user runs it (issue 62): the median wall
+time of fresh processes (page cache warm: one unmeasured run first), with this checkout's library and, with
+``--before REV``, an earlier commit's from a git worktree, alternating; then where the time goes: the
+``python -X importtime`` totals of the packages a search imports, and the floor no code of ours can go
+under (the interpreter with numpy, onnxruntime, faiss, tokenizers and typer imported, and an ONNX session of
+the model opened).
+
+    python -m benchmarks.cli_bench --before e37a1e9
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import ROOT, save, table, worktree
+
+QUERY = "discrete diffusion with continuous-time Markov chains"
+PACKAGES = ("all", "embedsearch.cli", "numpy", "typer", "pydantic", "onnxruntime", "faiss", "tokenizers", "scipy", "pyarrow")
+FLOOR = r"""
+import sys, time
+import numpy, onnxruntime, faiss, tokenizers, typer
+from embedsearch.embedding.query_encoder import exported
+from embedsearch.index import Index
+folder = exported(Index.load(sys.argv[1]).manifest.model.fingerprint)
+options = onnxruntime.SessionOptions()
+options.intra_op_num_threads = 2
+onnxruntime.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+import os; os._exit(0)
+"""
+
+
+def command(library: Path, index: Path) -> list[str]:
+    return [sys.executable, "-m", "embedsearch", "search", QUERY, "-k", "10", "--index", str(index)]
+
+
+def wall(cmd: list[str], cwd: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    took = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed in {cwd}: {done.stderr[-500:]}")
+    return took
+
+
+def imports(library: Path, index: Path) -> dict[str, float]:
+    """Cumulative import time (s) of each package in ``PACKAGES``, as the search command imports them."""
+    env = {**os.environ, "PYTHONPATH": str(library)}
+    done = subprocess.run([sys.executable, "-X", "importtime", *command(library, index)[1:]], cwd=library, env=env,
+                          capture_output=True, text=True)
+    out = {"all": 0.0}
+    for line in done.stderr.splitlines():
+        found = re.match(r"import time:\s+\d+ \|\s+(\d+) \| ( *)(\S+)$", line)
+        if not found:
+            continue
+        seconds, top = int(found.group(1)) / 1e6, found.group(2) == ""
+        out["all"] += seconds if top else 0.0
+        if found.group(3) in PACKAGES and found.group(3) not in out:
+            out[found.group(3)] = seconds
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--before", help="an earlier commit to run alternately with this checkout")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--index", type=Path, default=ROOT / "indexes" / "neurips2026")
+    args = parser.parse_args()
+    if not (args.index / "manifest.json").exists():
+        subprocess.run([sys.executable, "-m", "embedsearch", "info"], cwd=ROOT, check=True, capture_output=True)
+    with tempfile.TemporaryDirectory(prefix="cli-bench-") as tmp, \
+            (worktree(args.before, Path(tmp) / "before") if args.before else _none()) as before:
+        libraries = {"after": ROOT, **({f"before ({args.before})": before} if before else {})}
+        times: dict[str, list[float]] = {name: [] for name in libraries}
+        for name, library in libraries.items():
+            wall(command(library, args.index), library)
+        for _ in range(args.runs):
+            for name, library in libraries.items():
+                times[name].append(wall(command(library, args.index), library))
+        breakdown = {name: imports(library, args.index) for name, library in libraries.items()}
+        floor = [wall([sys.executable, "-c", FLOOR, str(args.index)], ROOT) for _ in range(args.runs)]
+    rows = [[name, f"{statistics.median(t):.3f}", f"{min(t):.3f}", f"{max(t):.3f}",
+             *(f"{breakdown[name].get(p, 0):.3f}" for p in PACKAGES)] for name, t in times.items()]
+    rows.append(["floor: imports + ONNX session, no search", f"{statistics.median(floor):.3f}", f"{min(floor):.3f}",
+                 f"{max(floor):.3f}", *[""] * len(PACKAGES)])
+    print(table(["library", "median s", "min s", "max s", *(f"import {p} s" for p in PACKAGES)], rows))
+    save("cli_bench", {"query": QUERY, "runs": args.runs, "times_s": times, "imports_s": breakdown,
+                       "floor_s": floor})
+
+
+class _none:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+if __name__ == "__main__":
+    main()
