@@ -64,7 +64,9 @@ def scan(index: Index, query: str) -> set[str]:
 
 QUERIES = ['diffusion "discrete diffusion"', 'discrete -"discrete diffusion"', "diffusion -filler3 -filler17",
            'diffusion author:"Yann LeCun"', "diffusion author:lecun", 'discrete title:"discrete diffusion"',
-           'diffusion "discrete diffusion" year:2015..2022', 'diffusion author:noel', 'diffusion author:"mark lecun"']
+           'diffusion "discrete diffusion" year:2015..2022', 'diffusion author:noel', 'diffusion author:"mark lecun"',
+           # common words: each in (nearly) every paper, the phrases in many, answered by positions alone
+           '"diffusion discrete"', 'model "diffusion diffusion discrete"', 'discrete -"diffusion diffusion"']
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -102,6 +104,29 @@ def test_word_postings_made_in_chunks_equal_those_made_at_once(corpus, tmp_path)
     chunked, whole = Words(tmp_path, [], segment.rows), segment.words
     assert chunked.vocab == whole.vocab and len(whole.vocab) > 400
     assert (chunked.indptr == whole.indptr).all() and (chunked.rows == whole.rows).all()
+    assert all((a == b).all() for a, b in zip(chunked._positional, whole._positional))
+
+
+def test_positions_answer_random_phrases_as_the_grammar_does(tmp_path):
+    """Positional postings made in chunks, against ``plain(phrase) in body`` on 2,000 random papers: repeated
+    words, accents, phrases at a text's start and end and across title and abstract."""
+    from embedsearch.corpus.fold import plain
+    from embedsearch.store.words import Words, build
+
+    rng = random.Random(5)
+    words = "the of in a model models cells patients with were graph Ménage menage à trois x_1 3d".split()
+    docs = [Document(f"r{i}", " ".join(rng.choices(words, k=rng.randint(0, 40))),
+                     " ".join(rng.choices(words, k=rng.randint(0, 4))) or None) for i in range(2000)]
+    build(iter(docs), tmp_path, chunk_size=333)
+    postings = Words(tmp_path, [], len(docs))
+    bodies = [plain(f"{d.title or ''} {d.text}") for d in docs]
+    common = 0
+    for _ in range(300):
+        phrase = plain(" ".join(rng.choices(words, k=rng.randint(1, 4)))).split()
+        expected = [i for i, body in enumerate(bodies) if f" {' '.join(phrase)} " in body]
+        assert postings.phrase_rows(phrase).tolist() == expected, phrase
+        common += len(expected) > 200
+    assert common > 20
 
 
 def test_shards_answer_fielded_terms_as_one_index(corpus, tmp_path):
@@ -157,3 +182,22 @@ def test_the_fast_phrase_check_agrees_with_the_grammar_on_every_kind_of_text():
         test = Query("", phrases=tuple(terms[:rng.randint(0, 2)]), without=tuple(terms[2:rng.randint(2, 3)]),
                      titles=tuple(terms[1:rng.randint(1, 2)]))
         assert _checker(test)(doc) == test.keeps(doc.title, doc.text, doc.metadata), (doc, test)
+
+
+def test_an_index_whose_postings_predate_positions_makes_them_on_first_use(corpus, tmp_path):
+    """A segment written before positions (format 1: no counts or positions) answers a phrase exactly once its
+    postings are made again beside it; so does one whose evidence sentences lack word pieces."""
+    import shutil
+
+    copy = tmp_path / "old"
+    shutil.copytree(corpus.path, copy)
+    for folder in (copy / "segments").iterdir():
+        if (folder / "words").is_dir():
+            (folder / "words" / "positions.npy").unlink()
+            (folder / "words" / "config.json").write_text(json.dumps({"format": 1, "documents": 1}))
+            shutil.rmtree(folder / "sentences")
+    old = Index.load(copy)
+    for query in ('diffusion "discrete diffusion"', '"diffusion discrete"'):
+        assert {h.id for h in old.find(query, 2000)} == scan(corpus, query)
+    assert all((f / "words" / "positions.npy").is_file() and (f / "sentences" / "spans.npy").is_file()
+               for f in (copy / "segments").iterdir() if (f / "segment.json").is_file())

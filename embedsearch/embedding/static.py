@@ -40,9 +40,17 @@ class StaticVectors:
         return [p[(p < len(self.keep))][self.keep[p[p < len(self.keep)]]] for p in pieces]
 
     def sums(self, pieces: list[np.ndarray]) -> np.ndarray:
-        """The sum of each list's piece vectors (zero for an empty list)."""
+        """The sum of each list's piece vectors (zero for an empty list): a sparse product when there are many,
+        which reads each vector once instead of copying one per piece."""
+        counts = np.array([len(p) for p in pieces], dtype=np.int64)
+        if counts.sum() > 4096:
+            from scipy.sparse import csr_matrix
+
+            pointer = np.r_[0, np.cumsum(counts)]
+            mixed = csr_matrix((np.ones(pointer[-1], np.float32), np.concatenate(pieces), pointer),
+                               shape=(len(pieces), len(self.matrix)))
+            return np.asarray(mixed @ np.asarray(self.matrix), dtype=np.float32)
         out = np.zeros((len(pieces), self.matrix.shape[1]), dtype=np.float32)
-        counts = np.array([len(p) for p in pieces])
         if counts.sum():
             out[counts > 0] = np.add.reduceat(self.matrix[np.concatenate(pieces)],
                                               np.r_[0, np.cumsum(counts)[:-1]][counts > 0])
@@ -83,7 +91,7 @@ def _derived(weights: Path, tokenizer) -> tuple[np.ndarray, np.ndarray] | None:
     key = hashlib.sha256(f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{FORMAT}".encode()).hexdigest()[:16]
     folder = default_cache_dir() / "static" / key
     with suppress(OSError, ValueError):
-        return np.load(folder / "matrix.npy", mmap_mode="r"), np.load(folder / "keep.npy")
+        return np.asarray(np.load(folder / "matrix.npy", mmap_mode="r")), np.load(folder / "keep.npy")
     from safetensors import safe_open
 
     with safe_open(str(weights), "np") as fh:

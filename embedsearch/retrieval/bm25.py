@@ -100,20 +100,31 @@ class SegmentedBM25:
                    weighted: Weighted | None = None) -> np.ndarray:
         """``scores(query, corpus)[rows]`` to the bit, reading only those rows' postings; ``weighted`` is
         ``weights(query, corpus)`` where the caller has it already (it counts every term's live documents)."""
-        rows = np.asarray(rows, dtype=np.int64)
         out = np.zeros(len(rows), dtype=np.float32)
         weights, average = weighted or self.weights(query, corpus)
+        for scored in self.term_scores(rows, (weights, average)):
+            out += scored
+        return out
+
+    def term_scores(self, rows: Sequence[int] | np.ndarray, weighted: Weighted) -> list[np.ndarray]:
+        """Each weighted term's BM25 score in each of ``rows`` (live rows), in ``weighted``'s order: what
+        ``score_rows`` adds up, and each matched word's share of it (a hit's evidence)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        weights, average = weighted
         segment = np.searchsorted(self.offsets, rows, side="right") - 1
         located = []
         for s, physical in enumerate(self.physical):
             where = np.flatnonzero(segment == s)
             local = rows[where] - self.offsets[s]
             located.append((where, local if physical is None else physical[local]))
+        out = []
         for token, idf in weights:
+            scored = np.zeros(len(rows), dtype=np.float32)
             for (postings, _), (where, local) in zip(self.parts, located):
                 if len(local):
                     found, tf = postings.lookup(token, local)
-                    out[where[found]] += self.contribution(postings, local[found], tf, idf, average)
+                    scored[where[found]] += self.contribution(postings, local[found], tf, idf, average)
+            out.append(scored)
         return out
 
 

@@ -49,12 +49,12 @@ def _word_shares(snapshot: Snapshot, hits: Sequence[Hit], query: str) -> list[li
             spoken.setdefault(token, word)
     row_of = snapshot.documents.row_of
     rows = np.array([row_of[h.id] for h in hits], dtype=np.int64)
-    per = {t: lexical.score_rows(query, rows, weighted=([(t, idf)], average))
-           for t, idf in dict.fromkeys(weights)}
-    counts = {t: sum(1 for w, _ in weights if w == t) for t in per}
+    per: dict[str, np.ndarray] = {}
+    for (token, _), scored in zip(weights, lexical.term_scores(rows, (weights, average))):
+        per[token] = per[token] + scored if token in per else scored  # a repeated word scores again
     out = []
     for n in range(len(hits)):
-        scored = {t: float(s[n]) * counts[t] for t, s in per.items() if s[n] > 0}
+        scored = {t: float(s[n]) for t, s in per.items() if s[n] > 0}
         total = sum(scored.values())
         out.append([{"word": spoken.get(t, t), "share": round(v / total, 4)}
                     for t, v in sorted(scored.items(), key=lambda kv: -kv[1])])

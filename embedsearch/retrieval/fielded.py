@@ -1,12 +1,13 @@
 """The grammar's narrowing terms (phrases, ``-word``, ``author:``, ``title:``) as exact sets over a whole
 index: a part's rows that hold them, found in each segment's word postings (``store.words``) and checked
-against the text where the postings cannot tell (a phrase's word order, the words of one author's name).
+against the text where the postings cannot tell (the words of one author's name, a title phrase's order).
 A ``Fielded`` travels with a search's filters, so the search ranks within exactly the rows a scan of the
 corpus would keep, on one index or on every shard of a cluster alike (``parts.candidates``).
 
-A term's words are folded as the grammar folds text (``corpus.fold``). A one-word phrase, title word,
-author word or exclusion is answered by its postings alone; longer ones by the rows holding all their
-words, each then read and checked with ``Query.keeps``, the same test the grammar always applied."""
+A term's words are folded as the grammar folds text (``corpus.fold``). A phrase or an exclusion is answered
+by the positional postings alone (its words one after another in the folded body: the grammar's own test);
+a title term or an author's name of several words by the rows holding all their words, each then checked
+with ``Query.keeps``, the same test the grammar always applied."""
 
 from __future__ import annotations
 
@@ -71,21 +72,21 @@ class Fielded:
     def _compute(self, segment: Segment) -> np.ndarray:
         words = segment.words
         rows: np.ndarray | None = None  # None: every row
-        check: dict[str, list[str]] = {"phrases": [], "titles": [], "authors": []}
+        check: dict[str, list[str]] = {"titles": [], "authors": []}
         for name, field in _FIELD.items():
             for term in getattr(self, name):
                 folded = plain(term).split()
                 if folded:
-                    held = words.rows_with_all(field, folded)
+                    held = words.phrase_rows(folded) if name == "phrases" else words.rows_with_all(field, folded)
                     rows = held if rows is None else rows[np.isin(rows, held, assume_unique=True)]
-                if len(folded) != 1:  # word order, one author's name, or a term of no words: read the text
-                    check[name].append(term)
+                if name != "phrases" and len(folded) != 1 or not folded:  # word order, one author's name, no word
+                    check.setdefault(name, []).append(term)
         mask = np.zeros(segment.rows, dtype=bool)
         if rows is None:
             mask[:] = True
         else:
             mask[rows] = True
-        verify = Query("", tuple(check["phrases"]), (), (), tuple(check["titles"]))
+        verify = Query("", tuple(check.get("phrases", ())), (), (), tuple(check["titles"]))
         if verify.narrows:
             _keep_only(segment, mask, verify)
         if check["authors"]:
@@ -94,11 +95,8 @@ class Fielded:
             folded = plain(term).split()
             if not folded:  # the grammar reads a term of no words as held by every paper
                 mask[:] = False
-            elif len(folded) == 1:
-                mask[words.rows_of("body", folded[0])] = False
             else:
-                held = words.rows_with_all("body", folded)
-                _keep_only(segment, mask, Query("", without=(term,)), held[mask[held]])
+                mask[words.phrase_rows(folded)] = False
         return mask
 
 

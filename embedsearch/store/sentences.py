@@ -54,9 +54,11 @@ def split(text: str) -> list[tuple[int, int]]:
     return spans or [(0, len(text))]
 
 
-def build(documents: Iterable[Document], folder: Path, static=None, chunk_size: int = CHUNK) -> None:
+def build(documents: Iterable[Document], folder: Path, static=None, chunk_size: int = CHUNK,
+          replace: bool = False) -> None:
     """Write the sentences of ``documents`` (in row order) under ``folder/sentences``; with ``static``
-    (``StaticVectors``), each sentence's kept word pieces and the norm of their summed vectors too."""
+    (``StaticVectors``), each sentence's kept word pieces and the norm of their summed vectors too.
+    ``replace``: an older folder there (another format, or made without word pieces) is replaced."""
     ptr, spans, pieces, norms = [0], [], [], []
     documents = iter(documents)
     while chunk := list(islice(documents, chunk_size)):
@@ -68,7 +70,7 @@ def build(documents: Iterable[Document], folder: Path, static=None, chunk_size: 
             cut = static.pieces([doc.text[a:b] for doc, doc_spans in zip(chunk, found) for a, b in doc_spans])
             pieces.extend(cut)
             norms.append(np.linalg.norm(static.sums(cut), axis=1).astype(np.float32))
-    with staged_folder(folder / FOLDER) as tmp:
+    with staged_folder(folder / FOLDER, replace=replace) as tmp:
         np.save(tmp / "sentptr.npy", np.asarray(ptr, dtype=np.int64))
         np.save(tmp / "spans.npy", np.asarray(spans, dtype=np.int32).reshape(-1, 2))
         if static is not None:
@@ -93,10 +95,11 @@ class Sentences:
         except (OSError, ValueError, AttributeError):
             fresh = False
         if not fresh:
-            build(iter(documents), folder, static)
-        try:
-            self.ptr, self.spans = (np.load(self.folder / name, mmap_mode="r") for name in _FILES)
-            self.pieceptr, self.pieces, self.norms = (np.load(self.folder / n, mmap_mode="r") for n in _PIECES) \
+            build(iter(documents), folder, static, replace=True)
+        try:  # mapped, then seen as plain arrays: slicing a np.memmap costs microseconds a slice
+            self.ptr, self.spans = (np.asarray(np.load(self.folder / n, mmap_mode="r")) for n in _FILES)
+            self.pieceptr, self.pieces, self.norms = \
+                (np.asarray(np.load(self.folder / n, mmap_mode="r")) for n in _PIECES) \
                 if static is not None else (None, None, None)
         except (OSError, ValueError) as exc:
             raise CorruptIndexError(f"{self.folder}: sentences unreadable ({exc}); delete that folder and "
@@ -111,24 +114,21 @@ class Sentences:
 
     def closest(self, rows: Sequence[int], target: np.ndarray, matrix: np.ndarray) -> list[tuple[int, int]]:
         """For each row, the span of its sentence whose summed piece vectors (rows of ``matrix``) have the
-        highest cosine to the unit vector ``target`` (the first on a tie; a sentence of no kept piece scores 0)."""
-        firsts = [int(self.ptr[r]) for r in rows]
-        lasts = [int(self.ptr[r + 1]) for r in rows]
-        sentence = np.concatenate([np.arange(a, b) for a, b in zip(firsts, lasts)])
-        starts, ends = self.pieceptr[sentence], self.pieceptr[sentence + 1]
-        counts = ends - starts
-        ids = np.concatenate([np.asarray(self.pieces[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
-                             + [np.zeros(0, np.int64)])
-        per_piece = matrix[ids.astype(np.int64)] @ target if len(ids) else np.zeros(0, np.float32)
-        dots = np.zeros(len(sentence), dtype=np.float32)
-        full = counts > 0
-        if full.any():
-            dots[full] = np.add.reduceat(per_piece, np.r_[0, np.cumsum(counts)[:-1]][full])
-        norms = np.asarray(self.norms[sentence])
-        scores = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+        highest cosine to the unit vector ``target`` (the first on a tie; a sentence of no kept piece scores 0).
+        A row's sentences' pieces lie together, so a page is one slice a row, one gather and one product."""
+        rows = np.asarray(rows, dtype=np.int64)
+        firsts, lasts = self.ptr[rows], self.ptr[rows + 1]
+        ids = np.concatenate([self.pieces[self.pieceptr[a]:self.pieceptr[b]] for a, b in zip(firsts, lasts)])
+        distinct, inverse = np.unique(ids, return_inverse=True)  # a page repeats its pieces: each read once
+        per_piece = np.asarray(matrix[distinct.astype(np.int64)] @ target, dtype=np.float64)[inverse]
+        running = np.r_[0.0, np.cumsum(per_piece)]
         out, at = [], 0
-        for a, b in zip(firsts, lasts):
-            best = a + int(np.argmax(scores[at:at + b - a]))
+        for a, b in zip(firsts.tolist(), lasts.tolist()):
+            bounds = self.pieceptr[a:b + 1] - self.pieceptr[a] + at
+            dots = running[bounds[1:]] - running[bounds[:-1]]
+            norms = self.norms[a:b]
+            scores = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+            best = a + int(np.argmax(scores))
             out.append((int(self.spans[best, 0]), int(self.spans[best, 1])))
-            at += b - a
+            at = int(bounds[-1])
         return out

@@ -1,18 +1,20 @@
 """A segment's folded-word postings: for each word of its papers' author names, titles and bodies (title and
-abstract), folded as the query grammar folds text (``corpus.fold``), the rows that hold it. They make the
+abstract), folded as the query grammar folds text (``corpus.fold``), the rows that hold it, and for a body
+word each row's positions of it in the folded body (positional postings, as Lucene keeps them). They make the
 grammar's fielded terms exact over a whole index (``retrieval.fielded``): a word's rows are read, not
-guessed from the most relevant papers.
+guessed from the most relevant papers, and a phrase is an intersection of positions, with no document read.
 
-Derived from the segment's documents, which never change, so they are made once, on first use (or right
-after a build), and kept beside the segment under ``words/`` (written aside and renamed into place: a
-killed process leaves none half-written). Kept apart from the BM25 postings, whose words are stemmed and
-stop-worded: a phrase's words must be the words as written.
+Derived from the segment's documents, which never change: written with each segment (recorded in its
+``segment.json``), or made on first use for a segment written before them, beside it under ``words/``
+(written aside and renamed into place: a killed process leaves none half-written). Kept apart from the BM25
+postings, whose words are stemmed and stop-worded: a phrase's words must be the words as written.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import shutil
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -25,59 +27,109 @@ from ..errors import CorruptIndexError
 from .layout import DERIVED
 
 FOLDER = DERIVED
-FORMAT = 1
+FORMAT = 2  # 2: positions of body words
 FIELDS = {"author": "a", "title": "t", "body": "b"}
 CHUNK = 20_000  # documents folded at a time: memory is the postings, not the text
+SHIFT = 32  # a body occurrence as one sortable number: row << SHIFT | position
 
 
-def doc_words(doc: Document) -> list[str]:
-    """A document's distinct keys, each ``FIELD:word`` (``a``, ``t``, ``b``)."""
+def doc_words(doc: Document) -> tuple[list[str], list[str]]:
+    """A document's distinct author and title keys (``a:word``, ``t:word``), and its body's words in order."""
     keys = {f"a:{w}" for name in author_names(doc.metadata) for w in name.split()}
     keys.update(f"t:{w}" for w in plain(doc.title).split())
-    keys.update(f"b:{w}" for w in plain(f"{doc.title or ''} {doc.text}").split())
-    return list(keys)
+    return list(keys), plain(f"{doc.title or ''} {doc.text}").split()
 
 
-def build(documents: Iterable[Document], folder: Path, chunk_size: int = CHUNK) -> None:
-    """Write the postings of ``documents`` (in row order) under ``folder/words``: a vocabulary, and per
-    key its rows ascending (CSR: ``indptr``, ``rows``)."""
+def build(documents: Iterable[Document], folder: Path, chunk_size: int = CHUNK, replace: bool = False) -> None:
+    """Write the postings of ``documents`` (in row order) under ``folder/words``: a vocabulary, per key its
+    rows ascending (CSR: ``indptr``, ``rows``), and per body key and row how often the word occurs there
+    (``counts``, beside ``rows``) and where (``positions``, from ``posptr``). Each chunk's occurrences wait
+    on disk, so memory holds the postings, not every occurrence. ``replace``: an older folder there (another
+    format) is replaced."""
     vocab: dict[str, int] = {}
-    keys: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    chunk: list[list[str]] = []
+    with staged_folder(folder / FOLDER, replace=replace) as tmp:
+        spill = tmp / "chunks"
+        spill.mkdir()
+        chunks, rows_seen, longest = 0, 0, 0
+        batch: list[Document] = []
 
-    def fold() -> None:
-        ids = [vocab.setdefault(k, len(vocab)) for words in chunk for k in words]
-        keys.append(np.asarray(ids, dtype=np.int32))
-        counts.append(np.asarray([len(words) for words in chunk], dtype=np.int32))
-        chunk.clear()
+        def fold() -> None:
+            nonlocal chunks, rows_seen, longest
+            keys, occurrences, owners, places = [], [], [], []
+            for n, doc in enumerate(batch):
+                named, body = doc_words(doc)
+                ids = [vocab.setdefault(f"b:{w}", len(vocab)) for w in body]
+                keys.extend(vocab.setdefault(k, len(vocab)) for k in named)
+                keys.extend(dict.fromkeys(ids))
+                owners.append(len(named) + len(dict.fromkeys(ids)))
+                occurrences.extend(ids)
+                places.append(len(ids))
+                longest = max(longest, len(ids))
+            sizes = np.asarray(owners, dtype=np.int64)
+            body = np.asarray(places, dtype=np.int64)
+            np.save(spill / f"{chunks}.keys.npy", np.asarray(keys, dtype=np.int32))
+            np.save(spill / f"{chunks}.sizes.npy", sizes)
+            np.save(spill / f"{chunks}.occ.npy", np.asarray(occurrences, dtype=np.int32))
+            np.save(spill / f"{chunks}.body.npy", body)
+            chunks, rows_seen = chunks + 1, rows_seen + len(batch)
+            batch.clear()
 
-    for doc in documents:
-        chunk.append(doc_words(doc))
-        if len(chunk) == chunk_size:
-            fold()
-    fold()
-    per_doc = np.concatenate(counts)
-    totals = np.zeros(len(vocab), dtype=np.int64)
-    for part in keys:
-        totals += np.bincount(part, minlength=len(vocab))
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        for doc in documents:
+            batch.append(doc)
+            if len(batch) == chunk_size:
+                fold()
+        fold()
+        _assemble(spill, chunks, len(vocab), rows_seen, longest, tmp)
+        shutil.rmtree(spill)
+        (tmp / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
+        (tmp / "config.json").write_text(json.dumps({"format": FORMAT, "documents": rows_seen}))
+
+
+def _assemble(spill: Path, chunks: int, size: int, documents: int, longest: int, out: Path) -> None:
+    """The CSR files from the chunks' keys and occurrences (each chunk's rows follow the last's)."""
+    totals, occurs = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+    for c in range(chunks):
+        totals += np.bincount(np.load(spill / f"{c}.keys.npy"), minlength=size)
+        occurs += np.bincount(np.load(spill / f"{c}.occ.npy"), minlength=size)
+    indptr, posptr = np.zeros(size + 1, dtype=np.int64), np.zeros(size + 1, dtype=np.int64)
     np.cumsum(totals, out=indptr[1:])
+    np.cumsum(occurs, out=posptr[1:])
     rows = np.empty(int(indptr[-1]), dtype=np.int32)
-    cursor, first = indptr[:-1].copy(), 0
-    for part, sizes in zip(keys, counts):
+    counts = np.lib.format.open_memmap(out / "counts.npy", "w+", np.uint16 if longest < 1 << 16 else np.uint32,
+                                       (int(indptr[-1]),))
+    positions = np.lib.format.open_memmap(out / "positions.npy", "w+",
+                                          np.uint16 if longest < 1 << 16 else np.uint32, (int(posptr[-1]),))
+    counts[:] = 0
+    cursor, at, first = indptr[:-1].copy(), posptr[:-1].copy(), 0
+    for c in range(chunks):
+        part, sizes = np.load(spill / f"{c}.keys.npy"), np.load(spill / f"{c}.sizes.npy")
+        occ, body = np.load(spill / f"{c}.occ.npy"), np.load(spill / f"{c}.body.npy")
         owners = np.repeat(np.arange(first, first + len(sizes), dtype=np.int32), sizes)
         order = np.argsort(part, kind="stable")  # rows stay ascending within each key
         ranked = part[order]
-        starts = np.searchsorted(ranked, ranked, side="left")
-        rows[cursor[ranked] + np.arange(len(ranked)) - starts] = owners[order]
-        cursor += np.bincount(part, minlength=len(vocab))
+        rows[cursor[ranked] + _rank(ranked)] = owners[order]
+        order = np.argsort(occ, kind="stable")  # by word, then row, then position
+        ranked = occ[order]
+        owner = np.repeat(np.arange(first, first + len(body), dtype=np.int32), body)[order]
+        positions[at[ranked] + _rank(ranked)] = (np.arange(len(occ)) - np.repeat(np.cumsum(body) - body, body))[order]
+        if len(ranked):  # a (word, row) run's length, on that word's entry for that row
+            starts = np.flatnonzero(np.r_[True, (ranked[1:] != ranked[:-1]) | (owner[1:] != owner[:-1])])
+            word = ranked[starts]
+            counts[cursor[word] + _rank(word)] = np.diff(np.r_[starts, len(ranked)])
+        cursor += np.bincount(part, minlength=size)
+        at += np.bincount(occ, minlength=size)
         first += len(sizes)
-    with staged_folder(folder / FOLDER) as tmp:
-        np.save(tmp / "indptr.npy", indptr)
-        np.save(tmp / "rows.npy", rows)
-        (tmp / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
-        (tmp / "config.json").write_text(json.dumps({"format": FORMAT, "documents": int(len(per_doc))}))
+    np.save(out / "indptr.npy", indptr)
+    np.save(out / "rows.npy", rows)
+    np.save(out / "posptr.npy", posptr)
+    counts.flush()
+    positions.flush()
+    del counts, positions
+
+
+def _rank(ranked: np.ndarray) -> np.ndarray:
+    """Each item's place among the equal items before it in a sorted array."""
+    return np.arange(len(ranked)) - np.searchsorted(ranked, ranked, side="left")
 
 
 class Words:
@@ -91,7 +143,7 @@ class Words:
         except (OSError, ValueError, AttributeError):
             fresh = False
         if not fresh:
-            build(iter(documents), folder)
+            build(iter(documents), folder, replace=True)
         try:
             self.indptr = np.load(self.folder / "indptr.npy", mmap_mode="r")
             self.rows = np.load(self.folder / "rows.npy", mmap_mode="r")
@@ -117,6 +169,58 @@ class Words:
         if key is None:
             return np.zeros(0, dtype=np.int32)
         return np.asarray(self.rows[int(self.indptr[key]):int(self.indptr[key + 1])])
+
+    @cached_property
+    def _positional(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        try:
+            arrays = tuple(np.load(self.folder / f"{n}.npy", mmap_mode="r") for n in ("counts", "posptr", "positions"))
+        except (OSError, ValueError) as exc:
+            raise CorruptIndexError(f"{self.folder}: positions unreadable ({exc}); delete that folder and search "
+                                    "again to remake it") from exc
+        counts, posptr, positions = arrays
+        if len(counts) != len(self.rows) or len(posptr) != len(self.indptr) or int(posptr[-1]) != len(positions):
+            raise CorruptIndexError(f"{self.folder}: positions and postings disagree; delete that folder and search "
+                                    "again to remake it")
+        return counts, posptr, positions
+
+    def occurrences(self, word: str, rows: np.ndarray) -> np.ndarray:
+        """Every place of the folded body ``word`` in ``rows`` (ascending, each holding it), as ascending
+        numbers ``row << SHIFT | position``."""
+        key = self.vocab.get(f"b:{word}")
+        if key is None or not len(rows):
+            return np.zeros(0, dtype=np.int64)
+        counts, posptr, positions = self._positional
+        lo, hi = int(self.indptr[key]), int(self.indptr[key + 1])
+        held = np.asarray(counts[lo:hi], dtype=np.int64)
+        ends = np.cumsum(held)
+        if len(rows) == hi - lo:  # every row holding the word: its positions are one slice
+            found = np.asarray(positions[int(posptr[key]):int(posptr[key + 1])], dtype=np.int64)
+            return (np.repeat(np.asarray(rows, dtype=np.int64), held) << SHIFT) | found
+        picked = np.searchsorted(np.asarray(self.rows[lo:hi]), rows)
+        many = held[picked]
+        places = np.repeat(ends[picked] - np.cumsum(many), many) + np.arange(int(many.sum()))
+        found = np.asarray(positions[int(posptr[key]) + places], dtype=np.int64)
+        return (np.repeat(np.asarray(rows, dtype=np.int64), many) << SHIFT) | found
+
+    def phrase_rows(self, words: Sequence[str]) -> np.ndarray:
+        """The rows whose folded body holds ``words`` one after another (what ``plain(phrase) in body`` tests),
+        ascending: the rows holding them all, then their positions intersected, rarest word first."""
+        rows = self.rows_with_all("body", words)
+        if len(words) < 2 or not len(rows):
+            return rows
+        order = sorted(range(len(words)), key=lambda i: len(self.rows_of("body", words[i])))
+        first = self.occurrences(words[order[0]], rows)
+        starts = first[(first & ((1 << SHIFT) - 1)) >= order[0]] - order[0]  # where the phrase would begin
+        for i in order[1:]:
+            if not len(starts):
+                break
+            places = self.occurrences(words[i], np.unique(starts >> SHIFT))
+            wanted = starts + i
+            at = np.searchsorted(places, wanted)
+            hit = at < len(places)
+            hit[hit] = places[at[hit]] == wanted[hit]
+            starts = starts[hit]
+        return np.unique(starts >> SHIFT).astype(np.int32)
 
     def rows_with_all(self, field: str, words: Iterable[str]) -> np.ndarray:
         """The rows holding every one of ``words`` in ``field``, rarest word first."""
