@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"
+PartsOf = Callable[[Snapshot], Parts]  # where a version's searches are answered: a served cluster's shards
 
 
 class Index(Writes, Finds, Recommends):
@@ -50,7 +51,7 @@ class Index(Writes, Finds, Recommends):
     ``Index.load``, ``Index.bundled`` or ``split``."""
 
     def __init__(self, folder: IndexFolder | ClusterFolder, generation: int | None = None, snapshot=None,
-                 parts: Callable[[Snapshot], Parts] | None = None):
+                 parts: PartsOf | None = None):
         self.path, self.folder = folder.root, folder
         self.snapshot = snapshot if snapshot is not None else folder.open(generation)
         self.parts = parts
@@ -106,7 +107,7 @@ class Index(Writes, Finds, Recommends):
 
     @classmethod
     def load(cls, path: str | Path, model: str | None = None, generation: int | None = None,
-             parts: Callable[[Snapshot], Parts] | None = None) -> Index:
+             parts: PartsOf | None = None) -> Index:
         """Open an index folder at its newest generation (or ``generation``); a symlink is followed once, so
         writes reach the real folder. With ``model``, fail unless the index was built with that model. With
         ``parts`` (a cluster's shards served on Ray Serve: ``serve.cluster``), searches are answered by them."""
@@ -208,14 +209,22 @@ class Index(Writes, Finds, Recommends):
         return self.reader.search_many([check_query(q) for q in queries], k, mode, filters)
 
     @property
+    def snapshot(self) -> Snapshot:
+        """The version read; replacing it drops the reader made for the last one (nothing keeps it alive)."""
+        return self._snapshot
+
+    @snapshot.setter
+    def snapshot(self, snapshot: Snapshot) -> None:
+        self._snapshot, self._reader = snapshot, None
+
+    @property
     def reader(self) -> Fanout:
         """The searches of the version read (``retrieval.parts``): this process reading every part, or the
         ``parts`` this index was opened with (a served cluster's shards). Made once per version."""
-        kept = self.__dict__.get("_reader")
-        if kept is None or kept.snapshot is not self.snapshot:
-            kept = Fanout(self.snapshot, self.search_settings, None if self.parts is None else self.parts(self.snapshot))
-            self.__dict__["_reader"] = kept
-        return kept
+        if self._reader is None:
+            self._reader = Fanout(self.snapshot, self.search_settings,
+                                  None if self.parts is None else self.parts(self.snapshot))
+        return self._reader
 
     def document(self, doc_id: str) -> Document:
         """The document ``doc_id``."""

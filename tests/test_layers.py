@@ -104,3 +104,14 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     file.write_text("def f():\n    from ..topics.model import load\n")
     targets = imports("store.snapshot", file, modules())
     assert "topics.model" in targets and layer("topics.model") > layer("store.snapshot")
+
+
+def test_the_service_reads_through_the_facade():
+    """No route rebuilds the read path: ``serve/`` reaches searches, evidence and recommendations through
+    ``Index`` alone (``serve/cluster.py`` is the remote part's adapter of ``retrieval.parts``)."""
+    known = modules()
+    read_path = {"retrieval.find", "retrieval.evidence", "retrieval.parts", "recommend", "recommend.library",
+                 "recommend.model"}
+    found = {name: imports(name, file, known) & read_path for name, file in known.items()
+             if name.startswith("serve.") and name != "serve.cluster"}
+    assert not {name: hits for name, hits in found.items() if hits}

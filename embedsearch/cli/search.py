@@ -87,7 +87,8 @@ def why(hit) -> str:
         f"sentence: \u201c{one_line(hit.text[start:end])[:200]}\u201d"
 
 
-def _read_queries(file: Path) -> list[str]:
+def _read_queries(file: Path) -> list[tuple[str, object]]:
+    """Each query line of ``file`` with its parse (checked once, here: the facade takes it as it is)."""
     from ..retrieval.query import parse
     from ..retrieval.search import check_query
 
@@ -99,8 +100,7 @@ def _read_queries(file: Path) -> list[str]:
     for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
-                queries.append(check_query(line))
-                parse(line)
+                queries.append((line, parse(check_query(line))))
             except InputError as exc:
                 raise InputError(f"{file}:{number}: {exc}") from None
     if not queries:
@@ -140,8 +140,7 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
     if mode is not None:
         named(lambda m: SearchSettings(mode=m), mode, "--mode")
     check_choice("--sort", sort, SORTS)
-    if query is not None:
-        named(lambda q: parse(check_query(q)), query, "QUERY")
+    parsed = named(lambda q: parse(check_query(q)), query, "QUERY") if query is not None else None
     wanted = exports.outputs(bibtex, ris, csl)
     exports.check(wanted, force=force)
     idx = open_index(index)
@@ -149,13 +148,13 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
     topics = None if as_json else _topic_labels(idx)
     scored = mode or idx.search_settings.mode
     if queries is None:
-        hits = idx.find(query, k, mode, filters, sort)
+        hits = idx.find(parsed, k, mode, filters, sort)
         _print_hits(hits, as_json, topics=topics, mode=scored, explain=explain, sort=sort)
         exports.write(wanted, hits)
         return
     batch = _read_queries(queries)
-    answers = idx.find_many(batch, k, mode, filters, sort)
-    for n, (text, hits) in enumerate(zip(batch, answers)):
+    answers = idx.find_many([q for _, q in batch], k, mode, filters, sort)
+    for n, ((text, _), hits) in enumerate(zip(batch, answers)):
         _print_hits(hits, as_json, query=text, topics=topics, mode=scored, note=n == len(batch) - 1,
                     explain=explain, sort=sort)
     exports.write(wanted, [h for hits in answers for h in hits])

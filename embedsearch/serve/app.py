@@ -7,14 +7,12 @@ import json
 import os
 from contextlib import asynccontextmanager
 from dataclasses import asdict
-from collections.abc import Callable
 from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline  # /docs with Swagger UI served by the app, not a CDN
 
-from ..retrieval.parts import Parts
-from ..store.snapshot import Snapshot
+from ..index import PartsOf
 from ..version import __version__
 from .guard import install
 from .live import Live
@@ -26,7 +24,7 @@ CONFIG_ENV = "EMBEDSEARCH_SERVE_CONFIG"
 
 
 def create_app(path: str | Path, settings: ServeSettings = ServeSettings(), token: str | None = None,
-               parts: Callable[[Snapshot], Parts] | None = None) -> FastAPI:
+               parts: PartsOf | None = None) -> FastAPI:
     """The service for the index or cluster at ``path``: JSON API, web page and topic map. Write endpoints
     need ``settings.writable`` and ``token``. With ``parts`` (a cluster's shards at a cut, on Ray Serve),
     searches are answered by the shards where they run."""

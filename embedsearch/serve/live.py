@@ -42,12 +42,13 @@ class Served:
         return describe([(s.folder, m) for s, m in zip(snap.segments, snap.live)])
 
     def warm(self) -> Served:
-        """Open everything a first request would (vector indexes, BM25 statistics, ids, the encoder)."""
+        """Open everything a first request would (vector indexes, BM25 statistics, ids, the encoder, the
+        evidence's sentences and word-piece vectors)."""
         if len(self.index):
             if self.remote:
                 self.index.encode(["warm up"])
             else:
-                self.index.search_many(["warm up"], 1)
+                self.index.find("warm up", 1)
             self.index.documents.row_of  # noqa: B018
         self.fields  # noqa: B018
         return self
