@@ -59,26 +59,27 @@ def build(documents: Iterable[Document], folder: Path, static=None, chunk_size: 
     """Write the sentences of ``documents`` (in row order) under ``folder/sentences``; with ``static``
     (``StaticVectors``), each sentence's kept word pieces and the norm of their summed vectors too.
     ``replace``: an older folder there (another format, or made without word pieces) is replaced."""
-    ptr, spans, pieces, norms = [0], [], [], []
+    ptr, spans, pieces, lengths, norms = [np.zeros(1, np.int64)], [], [], [], []
     documents = iter(documents)
     while chunk := list(islice(documents, chunk_size)):
         found = [split(doc.text) for doc in chunk]
-        for doc_spans in found:
-            spans.extend(doc_spans)
-            ptr.append(ptr[-1] + len(doc_spans))
-        if static is not None:
+        ptr.append(ptr[-1][-1] + np.cumsum([len(f) for f in found], dtype=np.int64))
+        spans.append(np.asarray([span for f in found for span in f], dtype=np.int32).reshape(-1, 2))
+        if static is not None:  # each chunk's pieces kept as one array, not one per sentence
             cut = static.pieces([doc.text[a:b] for doc, doc_spans in zip(chunk, found) for a, b in doc_spans])
-            pieces.extend(cut)
+            pieces.append(np.concatenate([*cut, np.zeros(0, np.int64)]))
+            lengths.append(np.asarray([len(c) for c in cut], dtype=np.int64))
             norms.append(np.linalg.norm(static.sums(cut), axis=1).astype(np.float32))
+    ptr = np.concatenate(ptr)
     with staged_folder(folder / FOLDER, replace=replace) as tmp:
-        np.save(tmp / "sentptr.npy", np.asarray(ptr, dtype=np.int64))
-        np.save(tmp / "spans.npy", np.asarray(spans, dtype=np.int32).reshape(-1, 2))
+        np.save(tmp / "sentptr.npy", ptr)
+        np.save(tmp / "spans.npy", np.concatenate([*spans, np.zeros((0, 2), np.int32)]))
         if static is not None:
             dtype = np.uint16 if len(static.matrix) <= 1 << 16 else np.int32
-            np.save(tmp / "pieceptr.npy", np.r_[0, np.cumsum([len(p) for p in pieces], dtype=np.int64)])
+            np.save(tmp / "pieceptr.npy", np.r_[0, np.cumsum(np.concatenate([*lengths, np.zeros(0, np.int64)]))])
             np.save(tmp / "pieces.npy", np.concatenate([*pieces, np.zeros(0, np.int64)]).astype(dtype))
             np.save(tmp / "norms.npy", np.concatenate([*norms, np.zeros(0, np.float32)]))
-        (tmp / "config.json").write_text(json.dumps({"format": FORMAT, "documents": len(ptr) - 1,
+        (tmp / "config.json").write_text(json.dumps({"format": FORMAT, "documents": int(len(ptr) - 1),
                                                      "vectors": None if static is None else static.name}))
 
 
