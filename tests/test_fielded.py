@@ -125,6 +125,7 @@ def test_positions_answer_random_phrases_as_the_grammar_does(tmp_path):
         phrase = plain(" ".join(rng.choices(words, k=rng.randint(1, 4)))).split()
         expected = [i for i, body in enumerate(bodies) if f" {' '.join(phrase)} " in body]
         assert postings.phrase_rows(phrase).tolist() == expected, phrase
+        assert postings.phrase_rows(phrase, compiled_from=1).tolist() == expected, phrase  # numba's loops
         common += len(expected) > 200
     assert common > 20
 

@@ -119,17 +119,18 @@ class Sentences:
         A row's sentences' pieces lie together, so a page is one slice a row, one gather and one product."""
         rows = np.asarray(rows, dtype=np.int64)
         firsts, lasts = self.ptr[rows], self.ptr[rows + 1]
-        ids = np.concatenate([self.pieces[self.pieceptr[a]:self.pieceptr[b]] for a, b in zip(firsts, lasts)])
+        begin, end = self.pieceptr[firsts], self.pieceptr[lasts]
+        ids = np.concatenate([self.pieces[a:b] for a, b in zip(begin.tolist(), end.tolist())])
         distinct, inverse = np.unique(ids, return_inverse=True)  # a page repeats its pieces: each read once
         per_piece = np.asarray(matrix[distinct.astype(np.int64)] @ target, dtype=np.float64)[inverse]
         running = np.r_[0.0, np.cumsum(per_piece)]
-        out, at = [], 0
-        for a, b in zip(firsts.tolist(), lasts.tolist()):
-            bounds = self.pieceptr[a:b + 1] - self.pieceptr[a] + at
-            dots = running[bounds[1:]] - running[bounds[:-1]]
-            norms = self.norms[a:b]
-            scores = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
-            best = a + int(np.argmax(scores))
-            out.append((int(self.spans[best, 0]), int(self.spans[best, 1])))
-            at = int(bounds[-1])
-        return out
+        sizes = lasts - firsts
+        owner = np.repeat(np.arange(len(rows)), sizes)
+        sentence = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes) + firsts[owner]
+        shift = (np.cumsum(end - begin) - (end - begin) - begin)[owner]  # page offset of each row's pieces
+        dots = running[self.pieceptr[sentence + 1] + shift] - running[self.pieceptr[sentence] + shift]
+        norms = self.norms[sentence]
+        scores = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+        order = np.lexsort((sentence, -scores, owner))  # by row, best score first, the first sentence on a tie
+        best = sentence[order[np.searchsorted(owner[order], np.arange(len(rows)))]]
+        return [(int(a), int(b)) for a, b in self.spans[best]]

@@ -31,6 +31,7 @@ FORMAT = 2  # 2: positions of body words
 FIELDS = {"author": "a", "title": "t", "body": "b"}
 CHUNK = 20_000  # documents folded at a time: memory is the postings, not the text
 SHIFT = 32  # a body occurrence as one sortable number: row << SHIFT | position
+COMPILED_FROM = 1 << 16  # candidate rows from which a phrase takes the compiled loops (numba's import pays)
 
 
 def doc_words(doc: Document) -> tuple[list[str], list[str]]:
@@ -127,6 +128,13 @@ def _assemble(spill: Path, chunks: int, size: int, documents: int, longest: int,
     del counts, positions
 
 
+def _distinct(ascending: np.ndarray) -> np.ndarray:
+    """The distinct values of an ascending array (a pass, not ``np.unique``'s sort), as rows."""
+    if not len(ascending):
+        return np.zeros(0, dtype=np.int32)
+    return ascending[np.r_[True, ascending[1:] != ascending[:-1]]].astype(np.int32)
+
+
 def _rank(ranked: np.ndarray) -> np.ndarray:
     """Each item's place among the equal items before it in a sorted array."""
     return np.arange(len(ranked)) - np.searchsorted(ranked, ranked, side="left")
@@ -145,8 +153,9 @@ class Words:
         if not fresh:
             build(iter(documents), folder, replace=True)
         try:
-            self.indptr = np.load(self.folder / "indptr.npy", mmap_mode="r")
-            self.rows = np.load(self.folder / "rows.npy", mmap_mode="r")
+            # mapped, then seen as plain arrays: slicing a np.memmap costs microseconds a slice
+            self.indptr = np.asarray(np.load(self.folder / "indptr.npy", mmap_mode="r"))
+            self.rows = np.asarray(np.load(self.folder / "rows.npy", mmap_mode="r"))
         except (OSError, ValueError) as exc:
             raise CorruptIndexError(f"{self.folder}: word postings unreadable ({exc}); delete that folder and "
                                     "search again to remake it") from exc
@@ -173,7 +182,8 @@ class Words:
     @cached_property
     def _positional(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         try:
-            arrays = tuple(np.load(self.folder / f"{n}.npy", mmap_mode="r") for n in ("counts", "posptr", "positions"))
+            arrays = tuple(np.asarray(np.load(self.folder / f"{n}.npy", mmap_mode="r"))
+                           for n in ("counts", "posptr", "positions"))
         except (OSError, ValueError) as exc:
             raise CorruptIndexError(f"{self.folder}: positions unreadable ({exc}); delete that folder and search "
                                     "again to remake it") from exc
@@ -202,25 +212,50 @@ class Words:
         found = np.asarray(positions[int(posptr[key]) + places], dtype=np.int64)
         return (np.repeat(np.asarray(rows, dtype=np.int64), many) << SHIFT) | found
 
-    def phrase_rows(self, words: Sequence[str]) -> np.ndarray:
+    def phrase_rows(self, words: Sequence[str], compiled_from: int = COMPILED_FROM) -> np.ndarray:
         """The rows whose folded body holds ``words`` one after another (what ``plain(phrase) in body`` tests),
-        ascending: the rows holding them all, then their positions intersected, rarest word first."""
+        ascending: the rows holding them all, then their positions intersected, the word of fewest places first
+        (by the compiled loops from ``compiled_from`` candidate rows on)."""
         rows = self.rows_with_all("body", words)
         if len(words) < 2 or not len(rows):
             return rows
-        order = sorted(range(len(words)), key=lambda i: len(self.rows_of("body", words[i])))
+        order = sorted(range(len(words)), key=lambda i: self._occurring(words[i]))  # fewest places first
+        if len(rows) >= compiled_from:
+            return self._compiled(words, order, rows)
         first = self.occurrences(words[order[0]], rows)
         starts = first[(first & ((1 << SHIFT) - 1)) >= order[0]] - order[0]  # where the phrase would begin
         for i in order[1:]:
             if not len(starts):
                 break
-            places = self.occurrences(words[i], np.unique(starts >> SHIFT))
+            places = self.occurrences(words[i], _distinct(starts >> SHIFT))
             wanted = starts + i
             at = np.searchsorted(places, wanted)
             hit = at < len(places)
             hit[hit] = places[at[hit]] == wanted[hit]
             starts = starts[hit]
-        return np.unique(starts >> SHIFT).astype(np.int32)
+        return _distinct(starts >> SHIFT)
+
+    def _occurring(self, word: str) -> int:
+        """How many places the body ``word`` has in the segment."""
+        key = self.vocab.get(f"b:{word}")
+        return 0 if key is None else int(self._positional[1][key + 1] - self._positional[1][key])
+
+    def _compiled(self, words: Sequence[str], order: list[int], rows: np.ndarray) -> np.ndarray:
+        from . import phrases_compiled as loops
+
+        counts, posptr, positions = self._positional
+
+        def postings(word: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            key = self.vocab[f"b:{word}"]
+            lo, hi = int(self.indptr[key]), int(self.indptr[key + 1])
+            return self.rows[lo:hi], counts[lo:hi], positions[int(posptr[key]):int(posptr[key + 1])]
+
+        starts = loops.starts_of(rows, *postings(words[order[0]]), order[0])
+        for i in order[1:]:
+            if not len(starts):
+                break
+            starts = starts[loops.follow(starts, i, *postings(words[i]))]
+        return _distinct(starts >> SHIFT)
 
     def rows_with_all(self, field: str, words: Iterable[str]) -> np.ndarray:
         """The rows holding every one of ``words`` in ``field``, rarest word first."""
