@@ -18,6 +18,7 @@ from . import postings_loops as loops
 from .bm25 import CorpusStats, SegmentedBM25, Weighted
 
 MARGIN = 1e-5  # relative slack on every bound, well above float32 rounding over a query's terms
+EXHAUSTIVE_BELOW = 20_000  # live documents under which scoring every posting costs less than MaxScore's rounds
 _NONE = np.zeros(0, dtype=bool)
 
 
@@ -104,7 +105,12 @@ def top(bm25: SegmentedBM25, query: str, k: int, corpus: CorpusStats | None = No
     """``top_lexical(bm25.scores(query, corpus), k, allowed)``, reading far fewer postings: the ``k`` best
     ``(live row, score)``, rows that match no term (or are not ``allowed``) left out, ties by row
     (``weighted``: ``bm25.weights(query, corpus)`` where the caller has it; ``compiled``: which posting
-    loops, by default the compiled ones where the query reads many postings)."""
+    loops, by default every posting scored in numpy below ``EXHAUSTIVE_BELOW`` live documents, where
+    MaxScore's bookkeeping costs more than it saves, else the compiled ones where the query reads many)."""
+    if compiled is None and bm25.live < EXHAUSTIVE_BELOW:
+        from .search import top_lexical
+
+        return top_lexical(bm25.scores(query, corpus), k, allowed)
     weighted = weighted or bm25.weights(query, corpus)
     weights, average = weighted
     if k < 1 or not weights:
