@@ -202,3 +202,22 @@ def test_an_index_whose_postings_predate_positions_makes_them_on_first_use(corpu
         assert {h.id for h in old.find(query, 2000)} == scan(corpus, query)
     assert all((f / "words" / "positions.npy").is_file() and (f / "sentences" / "spans.npy").is_file()
                for f in (copy / "segments").iterdir() if (f / "segment.json").is_file())
+
+
+def test_an_author_term_on_an_index_without_authors_is_an_error_not_an_empty_answer(bundled_index):
+    """The bundled abstracts carry no author field: ``author:`` says so, as ``year:`` does, in the library,
+    the CLI (exit 2, one line) and the API (400), instead of "0 papers match"."""
+    from fastapi.testclient import TestClient
+
+    from embedsearch.errors import InputError
+    from embedsearch.serve.app import create_app
+    from embedsearch.serve.settings import ServeSettings
+
+    with pytest.raises(InputError, match="no paper of this index has an author field.*fields: collection"):
+        bundled_index.find("author:streinu", 10)
+    shown = run_cli("search", "author:streinu", "--index", str(bundled_index.path))
+    errors = [line for line in shown.stderr.splitlines() if line.startswith("error: ")]
+    assert shown.returncode == 2 and len(errors) == 1 and "author field" in errors[0], shown.stderr
+    with TestClient(create_app(bundled_index.path, ServeSettings(topics=False))) as client:
+        got = client.get("/search", params={"q": "diffusion author:streinu", "k": 5})
+    assert got.status_code == 400 and "author field" in got.text

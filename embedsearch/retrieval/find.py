@@ -28,6 +28,7 @@ def find_many(reader: Fanout, queries: Sequence[Query], k: int = 10, mode: Mode 
     """Each parsed query's ``k`` hits; ranked queries with the same terms share one batched search."""
     check_k(k)
     check_choice("sort", sort, SORTS)
+    _check_authors(reader.snapshot, queries)
     out: dict[int, Answer] = {}
     groups: dict[tuple, list[int]] = {}
     for n, query in enumerate(queries):
@@ -43,6 +44,17 @@ def find_many(reader: Fanout, queries: Sequence[Query], k: int = 10, mode: Mode 
         for n, answer in zip(members, answers):
             out[n] = _dated(answer, k, sort) if deep else answer
     return [out[n] for n in range(len(queries))]
+
+
+def _check_authors(snapshot: Snapshot, queries: Sequence[Query]) -> None:
+    """``author:`` on an index none of whose papers has an author field is an error naming the fields it has
+    (as ``year:`` is), never an empty answer a reader would take for "no papers by this author"."""
+    named = next((a for q in queries for a in q.authors), None)
+    kinds = snapshot.field_kinds
+    if named is not None and not {"authors", "author"} & set(kinds):
+        listed = ", ".join(sorted(kinds)) or "none (this corpus has no metadata)"
+        raise InputError(f"author:{named!r}: no paper of this index has an author field (authors or author); "
+                         f"fields: {listed}")
 
 
 def _dated(answer: Answer, k: int, sort: Sort) -> Answer:
