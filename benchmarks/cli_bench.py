@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from benchmarks.common import ROOT, save, table, worktree
@@ -35,7 +36,7 @@ import os; os._exit(0)
 """
 
 
-def command(library: Path, index: Path) -> list[str]:
+def command(index: Path) -> list[str]:
     return [sys.executable, "-m", "embedsearch", "search", QUERY, "-k", "10", "--index", str(index)]
 
 
@@ -52,7 +53,7 @@ def wall(cmd: list[str], cwd: Path) -> float:
 def imports(library: Path, index: Path) -> dict[str, float]:
     """Cumulative import time (s) of each package in ``PACKAGES``, as the search command imports them."""
     env = {**os.environ, "PYTHONPATH": str(library)}
-    done = subprocess.run([sys.executable, "-X", "importtime", *command(library, index)[1:]], cwd=library, env=env,
+    done = subprocess.run([sys.executable, "-X", "importtime", *command(index)[1:]], cwd=library, env=env,
                           capture_output=True, text=True)
     out = {"all": 0.0}
     for line in done.stderr.splitlines():
@@ -83,14 +84,14 @@ def main() -> None:
     if not (args.index / "manifest.json").exists():
         subprocess.run([sys.executable, "-m", "embedsearch", "info"], cwd=ROOT, check=True, capture_output=True)
     with tempfile.TemporaryDirectory(prefix="cli-bench-") as tmp, \
-            (worktree(args.before, Path(tmp) / "before") if args.before else _none()) as before:
+            (worktree(args.before, Path(tmp) / "before") if args.before else nullcontext()) as before:
         libraries = {"after": ROOT, **({f"before ({args.before})": before} if before else {})}
         times: dict[str, list[float]] = {name: [] for name in libraries}
         for name, library in libraries.items():
-            wall(command(library, args.index), library)
+            wall(command(args.index), library)
         for _ in range(args.runs):
             for name, library in libraries.items():
-                times[name].append(wall(command(library, args.index), library))
+                times[name].append(wall(command(args.index), library))
         breakdown = {name: imports(library, args.index) for name, library in libraries.items()}
         floor = [wall([sys.executable, "-c", FLOOR, str(model_folder(args.index))], ROOT) for _ in range(args.runs)]
     rows = [[name, f"{statistics.median(t):.3f}", f"{min(t):.3f}", f"{max(t):.3f}",
@@ -100,14 +101,6 @@ def main() -> None:
     print(table(["library", "median s", "min s", "max s", *(f"import {p} s" for p in PACKAGES)], rows))
     save("cli_bench", {"query": QUERY, "runs": args.runs, "times_s": times, "imports_s": breakdown,
                        "floor_s": floor})
-
-
-class _none:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 if __name__ == "__main__":

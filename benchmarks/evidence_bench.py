@@ -1,7 +1,8 @@
 """A hit's closest sentence before and after issue 62, on SciFact's test judgements (each claim against the
 abstract judged relevant to it) and as many random pairs: the sentence today's evidence picks (blingfire's
 splitter, word pieces kept with the segment) against the one the regex splitter of e37a1e9 picked, both
-scored by the same word-piece vectors. Where they differ, why: the regex cut the abstract inside a
+scored by the same word-piece vectors (and what a page's evidence costs on the bundled index). Where they
+differ, why: the regex cut the abstract inside a
 sentence ("Fig. 3", "et al.", "i.e."), so its pick was a fragment, or blingfire left two sentences together
 (a sentence opening with math or a lower-case word). The words' shares are the same BM25 terms in both (one
 pass instead of one per word), so they are compared in the tests, not here.
@@ -71,8 +72,32 @@ def main() -> None:
     spans_old = sum(len(old_sentences(d["text"])) for d in corpus.values())
     spans_new = sum(len(split(d["text"])) for d in corpus.values())
     print(f"sentences in the 5,183 abstracts: regex {spans_old:,}, blingfire {spans_new:,}")
+    p50, p95 = page_cost([queries[q] for q, _ in pairs["judged (test qrels)"][:40]])
+    print(f"evidence of a page of 10 on the bundled index (explain, warm, 40 claims x 5): p50 {p50:.2f} ms, "
+          f"p95 {p95:.2f} ms")
     save("evidence_bench", {"rows": rows, "differences": kinds, "sentences": {"regex": spans_old,
-                                                                               "blingfire": spans_new}})
+                                                                               "blingfire": spans_new},
+                            "bundled_page_ms": {"p50": p50, "p95": p95}})
+
+
+def page_cost(claims: list[str]) -> tuple[float, float]:
+    """p50 and p95 (ms) of ``explain`` on a page of 10 of the bundled index, each page explained 5 times."""
+    import time
+
+    from benchmarks.common import percentiles
+    from embedsearch import Index
+    from embedsearch.retrieval.evidence import explain
+
+    index = Index.bundled()
+    pages = [(index.search(c, 10), c) for c in claims]
+    explain(index.snapshot, *pages[0])
+    samples = []
+    for _ in range(5):
+        for page, claim in pages:
+            start = time.perf_counter()
+            explain(index.snapshot, page, claim)
+            samples.append(time.perf_counter() - start)
+    return percentiles(samples)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from embedsearch.retrieval.evidence import sentences
+from embedsearch.store.sentences import split as sentences
 from embedsearch.retrieval.search import Answer
 
 

@@ -3,7 +3,7 @@ with their share of its BM25 score (with the whole corpus's statistics, as the r
 abstract's sentence closest in meaning to the query, or to the seeds of a recommendation, by the model's own
 word-piece vectors (``embedding.static``; by shared words for a model without them). The sentences and their
 word pieces are written with each segment (``store.sentences``), so a page costs a gather and a few dot
-products, well under a millisecond."""
+products, with no tokenizer pass over its abstracts (figures: benchmarks/README.md, "The everyday path")."""
 
 from __future__ import annotations
 
@@ -16,15 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..embedding.static import StaticVectors
-from ..store.sentences import split
 from ..store.snapshot import Snapshot
 from .bm25 import of
 from .search import Answer, Hit
-
-
-def sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of ``text`` (``store.sentences.split``: blingfire's splitter)."""
-    return split(text)
 
 
 def explain(snapshot: Snapshot, answer: Answer, query: str = "", seeds: Sequence[str] = (),

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus import Document
+from ..embedding.static import StaticVectors
 from ..engine.jobs import JobRunner, local_map
 from ..errors import CorruptIndexError
 from ..disk.durable import file_records, sha256, staged_folder
@@ -59,19 +60,10 @@ def write(root: Path, documents: Sequence[Document] | Iterable[Document], matrix
         (write_lexical or (lambda folder: lex.build(documents, folder, lexical)))(tmp)
         kinds = (write_metadata or (lambda folder: metadata.write(folder, documents, fields)))(tmp)
         build_words(DocumentStore(tmp), tmp)
-        build_sentences(DocumentStore(tmp), tmp, static_vectors(model))
+        build_sentences(DocumentStore(tmp), tmp, None if model is None else StaticVectors.of(model))
         info = {"name": name, "rows": count, "index_type": kind, "fields": kinds, "files": file_records(tmp)}
         (tmp / INFO).write_text(json.dumps(info, indent=1))
     return entry_of(target)
-
-
-def static_vectors(model: str | None):
-    """``model``'s own word-piece vectors (``embedding.static``), None without them."""
-    if model is None:
-        return None
-    from ..embedding.static import StaticVectors
-
-    return StaticVectors.of(model)
 
 
 def vector_writer(settings: VectorSettings, existing: Sequence[Segment], matrix: np.ndarray,

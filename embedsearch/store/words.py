@@ -60,9 +60,10 @@ def build(documents: Iterable[Document], folder: Path, chunk_size: int = CHUNK, 
             for n, doc in enumerate(batch):
                 named, body = doc_words(doc)
                 ids = [vocab.setdefault(f"b:{w}", len(vocab)) for w in body]
+                distinct = dict.fromkeys(ids)
                 keys.extend(vocab.setdefault(k, len(vocab)) for k in named)
-                keys.extend(dict.fromkeys(ids))
-                owners.append(len(named) + len(dict.fromkeys(ids)))
+                keys.extend(distinct)
+                owners.append(len(named) + len(distinct))
                 occurrences.extend(ids)
                 places.append(len(ids))
                 longest = max(longest, len(ids))
