@@ -250,6 +250,11 @@ class Index(Writes, Finds, Recommends):
         found = self.folder.problems(self.generation, deep)
         return list(dict.fromkeys(found + (topic_problems(self.path) if deep else [])))
 
+    def expendable(self) -> list[str]:
+        """What the folder holds that is safe to lose (nothing reads it, ``check`` verifies none of it), by kind:
+        superseded generations and what only they name, the writer lock, leftovers of interrupted writes."""
+        return self.folder.expendable(self.generation)
+
     def info(self) -> dict[str, Any]:
         """Documents, model, segments, generation, size on disk and times."""
         return {"path": str(self.path), "name": self.name, **self.snapshot.summary(),

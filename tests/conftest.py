@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -234,3 +235,11 @@ def papers(tmp_path_factory):
     source = folder / "papers.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return Index.from_sources([source], folder / "idx"), {r["id"]: r for r in rows}
+
+
+def write_sealed(file: Path, payload: dict) -> None:
+    """Write a record (manifest, generation) as a hand edit that keeps its seal valid: the test is about what the
+    edit says, not about the checksum that catches any edit."""
+    from embedsearch.disk.durable import sealed, unsealed
+
+    file.write_text(json.dumps(sealed(unsealed(payload)[0])))

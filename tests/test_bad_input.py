@@ -192,14 +192,14 @@ def test_embeddings_with_fewer_rows_than_documents(copy):
     matrix = np.load(part(copy, "embeddings.npy"))
     np.save(part(copy, "embeddings.npy"), matrix[:2])
     one_error_line(run_cli("search", "spiking", "--index", str(copy), "--mode", "dense"), 3, "embeddings.npy",
-                   "expected (3, 384)")
+                   "segment.json recorded")
     one_error_line(run_cli("info", "--index", str(copy)), 3, "embeddings.npy", "recorded")
 
 
 def test_corrupt_metadata_under_a_filter(copy):
     part(copy, "metadata.parquet").write_bytes(b"PAR1 garbage")
     one_error_line(run_cli("search", "spiking", "--index", str(copy), "--filter", "year=2024"), 3,
-                   "metadata.parquet", "unreadable")
+                   "metadata.parquet", "segment.json recorded")
 
 
 def test_garbled_ids_and_flipped_bytes_are_caught_by_check(copy):

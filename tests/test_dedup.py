@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import run_cli, write_sealed
 
 from embedsearch import Document, Index, InputError, ModelMismatchError
 from embedsearch.dedup import DedupSettings
@@ -130,7 +130,7 @@ def test_thresholds_outside_0_1_are_refused(value):
 def test_against_an_index_with_another_model_is_refused(index_copy, bundled_index):
     manifest = json.loads((index_copy.path / "manifest.json").read_text())
     manifest["model"]["fingerprint"] = "ffffffffffffffff"
-    (index_copy.path / "manifest.json").write_text(json.dumps(manifest))
+    write_sealed((index_copy.path / "manifest.json"), manifest)
     with pytest.raises(ModelMismatchError, match="rebuild one of them"):
         bundled_index.duplicates(against=Index.load(index_copy.path))
 

@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import write_sealed
 
 from embedsearch import Document, Hit, Index, InputError, ModelMismatchError
 from embedsearch.retrieval.dense import dense
@@ -140,7 +141,7 @@ def test_add_checked_refuses_skips_or_adds_duplicates_of_indexed_abstracts(index
 def test_model_mismatch_is_refused(index_copy):
     manifest = json.loads((index_copy.path / "manifest.json").read_text())
     manifest["model"]["fingerprint"] = "0000000000000000"
-    (index_copy.path / "manifest.json").write_text(json.dumps(manifest))
+    write_sealed((index_copy.path / "manifest.json"), manifest)
     with pytest.raises(ModelMismatchError, match="was built with model 'all-MiniLM-L6-v2'.*rebuild"):
         Index.load(index_copy.path, model="all-MiniLM-L6-v2")
     with pytest.raises(ModelMismatchError):

@@ -587,7 +587,9 @@ def test_a_cluster_is_served_in_process_by_the_same_routes_as_one_index(metadata
 
 
 def test_a_batch_file_is_answered_one_row_per_submission_in_csv_or_json(client):
-    upload = "\n".join(json.dumps({"id": i, "abstract": t}) for i, t in (("sub-1", REWORDED), ("sub-2", SAME_TOPIC)))
+    hostile = '=HYPERLINK("http://evil.test","x")'  # a title a spreadsheet would run: written as text
+    upload = "\n".join(json.dumps({"id": i, "abstract": t, **({"title": hostile} if i == "sub-2" else {})})
+                       for i, t in (("sub-1", REWORDED), ("sub-2", SAME_TOPIC)))
     as_json = client.post("/duplicates/check-file", params={"name": "b.jsonl", "format": "json"}, content=upload)
     rows = as_json.json()["submissions"]
     assert [(r["id"], r["match"]) for r in rows] == [("sub-1", CTMC), ("sub-2", None)]
@@ -600,6 +602,7 @@ def test_a_batch_file_is_answered_one_row_per_submission_in_csv_or_json(client):
     assert as_csv.headers["X-Judged"] == "2" and table[0][:4] == ["submission", "title", "verdict", "matched paper"]
     assert [r[0] for r in table[1:]] == ["sub-1", "sub-2"] and table[1][3] == CTMC and table[2][2] == "no duplicate"
     assert table[1][6] == f"{100 * rows[0]['overlap']:.0f}"
+    assert table[2][1] == f"'{hostile}" and rows[1]["title"] == hostile
 
 
 def test_recommendations_answer_as_the_library_does_with_their_evidence(client, metadata_index):

@@ -13,7 +13,7 @@ import numpy as np
 from ..corpus import Document
 from ..errors import InputError
 from ..store.shard_marker import refuse_shard
-from ..store.sources import record
+from ..store.sources import recording
 from .embedding import embed_new
 
 if TYPE_CHECKING:
@@ -39,8 +39,9 @@ class Writes:
         the index are an error. ``sources``, the files they were read from, join ``sources``."""
         documents = list(documents)
         refuse_shard(self.path)  # before the embedding, which the lock would only refuse after
-        self.add_embedded(documents, embed_new(self.refresh().snapshot, documents, progress, encoder), wait)
-        record(self.path, sources)
+        vectors = embed_new(self.refresh().snapshot, documents, progress, encoder)
+        with recording(self.path, sources):  # before the commit, so that its generation lists the record
+            self.add_embedded(documents, vectors, wait)
         return self
 
     def add_checked(self, documents: Iterable[Document], on_duplicate: OnDuplicate = "refuse",
@@ -54,8 +55,9 @@ class Writes:
         documents = list(documents)
         refuse_shard(self.path)
         embeddings = embed_new(self.refresh().snapshot, documents, progress, encoder)
-        report = append_checked(self.folder, documents, embeddings, settings or DedupSettings(), on_duplicate, wait)
-        record(self.path, sources)
+        with recording(self.path, sources):
+            report = append_checked(self.folder, documents, embeddings, settings or DedupSettings(), on_duplicate,
+                                    wait)
         self.refresh()
         return report
 

@@ -151,14 +151,17 @@ def check(index: str | None = IndexOpt, as_json: bool = JsonOpt) -> None:
     idx = open_index(index)
     problems = idx.check(deep=True)
     pending = sum(len(plan(part, part.manifest.store.merge)) for part in idx.snapshot.parts.values() or [idx.snapshot])
+    spare = idx.expendable()
     if as_json:
         typer.echo(json.dumps({"path": str(idx.path), "healthy": not problems, "problems": problems,
-                               "merges_pending": pending}))
+                               "merges_pending": pending, "safe_to_lose": spare}))
         if problems:
             raise typer.Exit(3)
         return
     _fail_if_damaged(idx, problems)
     typer.echo(f"{idx.path}: healthy ({len(idx)} documents, every file matches the manifest)")
+    if spare:
+        typer.echo(f"safe to lose, not verified (nothing reads them): {'; '.join(spare)}")
     if pending:
         typer.echo(f"{pending} merge(s) the merge policy asks for are pending (deferred after a commit); the next "
                    "commit retries them, `embedsearch compact` runs them now")

@@ -3,7 +3,6 @@ as text, JSON lines, CSV, and a chart."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import typer
 
 from ..errors import InputError
 from ..disk.durable import durable_file
+from ..disk.csvout import Writer
 from .output import check_output
 
 OverOpt = typer.Option(None, "--over-time", help="Each topic per period of this field (a year or ISO date).")
@@ -54,10 +54,10 @@ def show(name: str, model, documents, field: str, by_class: bool, bins: int, lev
                    f"{field!r} (first: {result.first_left_out!r}); --strict makes this an error", err=True)
     if csv_file is not None:
         with durable_file(csv_file.resolve(), newline="") as fh:
-            out = csv.writer(fh)
-            out.writerow(["topic", "label", "period", "count", "share", "topic_share", "keywords"])
-            out.writerows([r.topic, r.label, r.period, r.count, f"{r.share:.6f}", f"{r.topic_share:.6f}",
-                           "; ".join(r.keywords)] for r in result.rows)
+            out = Writer(fh)
+            out.row(["topic", "label", "period", "count", "share", "topic_share", "keywords"])
+            out.rows([r.topic, r.label, r.period, r.count, round(r.share, 6), round(r.topic_share, 6),
+                      "; ".join(r.keywords)] for r in result.rows)
     title = f"{name}: topics {'by' if by_class else 'over'} {field}"
     if plot is not None:
         write_html(result, plot, title)

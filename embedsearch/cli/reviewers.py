@@ -11,6 +11,7 @@ import typer
 
 from ..errors import InputError
 from ..disk.durable import durable_file
+from ..disk.csvout import Writer
 from .app import ForceOpt, app, friendly
 
 OutOpt = typer.Option(None, "--out", help="CSV to write: submission,reviewer,score.")
@@ -162,12 +163,12 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
         result.summary["score"] = extra.formula(weight)
     if target is not None:
         with durable_file(Path(os.path.realpath(target)), newline="") as fh:
-            fh.write("submission,reviewer,score\n")
-            fh.writelines(f"{s},{r},{v:.6f}\n" for s, r, v in result.pairs)
+            Writer(fh).rows([("submission", "reviewer", "score"),
+                             *((s, r, round(v, 6)) for s, r, v in result.pairs)])
     if written_marginals is not None:
         with durable_file(Path(os.path.realpath(written_marginals)), newline="") as fh:
-            fh.write("submission,reviewer,probability\n")
-            fh.writelines(f"{s},{r},{p:.6f}\n" for s, r, p in result.marginals)
+            Writer(fh).rows([("submission", "reviewer", "probability"),
+                             *((s, r, round(p, 6)) for s, r, p in result.marginals)])
     if as_json:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
         return

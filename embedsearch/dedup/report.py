@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from ..errors import InputError
+from ..disk.csvout import Writer
 from .groups import connected
 from .settings import DedupSettings
 
@@ -112,12 +112,12 @@ class DuplicateReport:
 
     def write_csv(self, fh: TextIO) -> None:
         """Every flagged pair, one CSV row each (``dedup --csv`` and the page's batch report)."""
-        writer = csv.writer(fh)
-        writer.writerow(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
+        writer = Writer(fh)
+        writer.row(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
         for number, group in enumerate(self.groups, start=1):
             for p in group.pairs:
-                writer.writerow([number, group.kept, p.a, p.b, p.verdict, f"{p.cosine:.4f}", f"{p.overlap:.4f}",
-                                 " | ".join(p.passages)])
+                writer.row([number, group.kept, p.a, p.b, p.verdict, round(p.cosine, 4), round(p.overlap, 4),
+                            " | ".join(p.passages)])
 
 
 def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]]) -> tuple[DuplicateGroup, ...]:

@@ -70,6 +70,28 @@ def json_text(payload: Any) -> str:
     return json.dumps(payload, indent=1, ensure_ascii=False) + "\n"
 
 
+SEAL = "sha256"
+
+
+def _digest(payload: dict[str, Any]) -> str:
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def sealed(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with the SHA-256 of its canonical form under ``sha256``: a record (a generation, the
+    manifest) whose damage still parses as JSON (a digit changed) is caught on reading."""
+    return {**payload, SEAL: _digest(payload)}
+
+
+def unsealed(payload: Any) -> tuple[Any, bool]:
+    """``payload`` without its seal, and whether the seal holds (a record written before seals has none and holds)."""
+    if not isinstance(payload, dict) or SEAL not in payload:
+        return payload, True
+    body = {k: v for k, v in payload.items() if k != SEAL}
+    return body, payload[SEAL] == _digest(body)
+
+
 def write_json(path: Path, payload: Any, exclusive: bool = False) -> None:
     with durable_file(path, exclusive=exclusive) as fh:
         fh.write(json_text(payload))

@@ -1,6 +1,7 @@
 """The CSV files a chair hands the reviewer commands (scores, conflicts, bids, pair limits, attributes, AC
 assignments), read one way: a missing column names line 1 and the header expected, an unreadable file the
-option that named it, and each line comes with its number so the caller's errors can name it too."""
+option that named it, and each line comes with its number so the caller's errors can name it too. A cell the
+project's own writer guarded (``disk.csvout``: a leading apostrophe before ``=`` and the like) reads back as it was."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import csv
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ..disk.csvout import unguarded
 from ..errors import InputError
 
 
@@ -22,6 +24,6 @@ def rows(path: Path, columns: Sequence[str], flag: str, header: str | None = Non
                 raise InputError(f"{path}:1: no {', '.join(repr(c) for c in missing)} column; the header is "
                                  f"{header or ','.join(columns)}")
             for line, record in enumerate(reader, start=2):
-                yield line, {c: (record.get(c) or "").strip() for c in (*columns, *optional)}
+                yield line, {c: unguarded((record.get(c) or "").strip()) for c in (*columns, *optional)}
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{flag} {path}: cannot read ({exc})") from None

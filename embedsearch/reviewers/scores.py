@@ -4,7 +4,6 @@ Read back as arrays of candidate pairs, every line checked."""
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import TextIO
 import numpy as np
 
 from ..errors import InputError
+from ..disk.csvout import Writer
 from .affinity import Affinity
 from .csvfile import rows
 
@@ -44,10 +44,10 @@ class ScoreTable:
 def write(fh: TextIO, pairs: Iterable[Affinity]) -> int:
     """Write pairs as CSV to an open text file (the ``conflict`` reason as a fourth column); returns how many."""
     count = 0
-    out = csv.writer(fh)
-    out.writerow([*HEADER, "conflict"])
+    out = Writer(fh)
+    out.row([*HEADER, "conflict"])
     for pair in pairs:
-        out.writerow([pair.submission, pair.reviewer, f"{pair.score:.6f}", pair.conflict or ""])
+        out.row([pair.submission, pair.reviewer, round(pair.score, 6), pair.conflict or ""])
         count += 1
     return count
 

@@ -3,7 +3,6 @@ uploaded file), and a paper's near-duplicates within the index; texts rendered f
 
 from __future__ import annotations
 
-import csv
 import io
 import tempfile
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from fastapi.responses import PlainTextResponse
 from ..corpus import Document
 from ..corpus.readable import readable
 from ..dedup import DuplicateReport
+from ..disk.csvout import Writer
 from ..errors import EmbedsearchError
 from ..index import Index
 from .api import DISPLAY, PATH_ID_PARAM, Service, only
@@ -131,12 +131,12 @@ COLUMNS = ("submission", "title", "verdict", "matched paper", "matched title", "
 def csv_rows(rows: list[dict[str, Any]], judged: int) -> PlainTextResponse:
     """The batch's rows as CSV a spreadsheet opens: titles as plain text, numbers as numbers."""
     out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
+    writer = Writer(out)
+    writer.row(COLUMNS)
     for r in rows:
-        writer.writerow([r["id"], r["title"] or "", r["verdict"], r.get("match") or "", r.get("match_title") or "",
-                         "" if r.get("cosine") is None else f"{r['cosine']:.3f}",
-                         "" if r.get("overlap") is None else f"{100 * r['overlap']:.0f}"])
+        writer.row([r["id"], r["title"] or "", r["verdict"], r.get("match") or "", r.get("match_title") or "",
+                    None if r.get("cosine") is None else round(r["cosine"], 3),
+                    None if r.get("overlap") is None else round(100 * r["overlap"])])
     return PlainTextResponse(out.getvalue(), media_type="text/csv",
                              headers={"X-Judged": str(judged), "Content-Disposition": "attachment; filename=duplicates.csv"})
 

@@ -18,7 +18,7 @@ from ..errors import EmbedsearchError, InputError, UnknownIdError
 from . import cuts
 from . import generation as gen
 from . import writer
-from .check import problems
+from .check import expendable, problems
 from .shard_marker import SHARD, mark, through_cluster
 from .lock import writer as lock
 from .manifest import Manifest
@@ -55,6 +55,9 @@ class IndexFolder:
 
     def problems(self, number: int, deep: bool) -> list[str]:
         return problems(self.root, self.manifest, number, deep)
+
+    def expendable(self, number: int) -> list[str]:
+        return expendable(self.root, number)
 
 
 class ClusterFolder:
@@ -155,6 +158,14 @@ class ClusterFolder:
             return [str(exc)]
         return [line for name, g in zip(self.names, cut.generations)
                 for line in problems(self.root / cuts.SHARDS / name, self.manifest, g, deep)]
+
+    def expendable(self, number: int) -> list[str]:
+        try:
+            cut = cuts.read(self.root, number)
+        except EmbedsearchError:
+            return []
+        return [f"{name}: {line}" for name, g in zip(self.names, cut.generations)
+                for line in expendable(self.root / cuts.SHARDS / name, g)]
 
 
 def open_folder(root: Path, manifest: Callable[[Path], Manifest]) -> IndexFolder | ClusterFolder:

@@ -10,9 +10,11 @@ silent rollback."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptIndexError, IndexStoreError
-from ..disk.durable import durable_file, sha256, write_json
+from ..disk.durable import SEAL, durable_file, sealed, sha256, unsealed, write_json
+from . import sources as recorded_sources
 from .layout import DELETES, GENERATIONS, SEGMENTS, now, owned_deletes, owned_segment, reap_temporary
 from .settings import GRACE_SECONDS
 
@@ -33,6 +36,7 @@ def numbers(root: Path) -> list[int]:
 
 
 LATEST = "latest.json"
+REPAIR = "`embedsearch check --repair --index {root}` writes it again"
 
 
 def newest(root: Path) -> int:
@@ -54,11 +58,14 @@ def latest(root: Path) -> int:
     """The generation the last commit recorded in ``latest.json`` (0 for indexes written before it)."""
     file = root / GENERATIONS / LATEST
     try:
-        number = json.loads(file.read_text())["generation"]
+        data, holds = unsealed(json.loads(file.read_text()))
+        number = data["generation"]
     except FileNotFoundError:
         return 0
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CorruptIndexError(f"{file}: unreadable; restore it, or rebuild the index") from exc
+        raise CorruptIndexError(f"{file}: unreadable; {REPAIR.format(root=root)}") from exc
+    if not holds:
+        raise CorruptIndexError(f"{file}: does not match the checksum it was written with; {REPAIR.format(root=root)}")
     if not isinstance(number, int) or number < 1:
         raise CorruptIndexError(f"{file}: 'generation' must be a positive whole number; restore it, or rebuild")
     return number
@@ -70,12 +77,22 @@ def missing_commits(root: Path) -> list[str]:
     found = numbers(root)
     problems = [f"{root / GENERATIONS}: generation {n} is missing between {found[0]} and {found[-1]}"
                 for n in sorted(set(range(found[0], found[-1] + 1)) - set(found))] if found else []
+    if found and not (root / GENERATIONS / LATEST).is_file() and _sealed(root / GENERATIONS / f"{found[-1]}.json"):
+        problems.append(f"{root / GENERATIONS / LATEST}: missing (every commit since checksums writes it); "
+                        f"{REPAIR.format(root=root)}")
     for item in sorted((root / DELETES).iterdir()) if (root / DELETES).is_dir() and found else ():
         made_by = item.name.rsplit(".", 2)[-2] if item.name.count(".") >= 2 else ""
         if made_by.isdigit() and int(made_by) > found[-1]:
             problems.append(f"{item}: written by generation {made_by}, after the newest ({found[-1]}); a commit "
                             "is missing: restore it, or rebuild")
     return problems
+
+
+def _sealed(file: Path) -> bool:
+    try:
+        return SEAL in json.loads(file.read_text())
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -90,6 +107,7 @@ class SegmentEntry:
     deletes: str | None = None
     deleted: int = 0
     deletes_sha256: str | None = None
+    deleted_rows: str | None = None
 
     @property
     def live(self) -> int:
@@ -97,8 +115,10 @@ class SegmentEntry:
 
     def to_json(self) -> dict[str, Any]:
         out = {"name": self.name, "rows": self.rows, "index_type": self.index_type, "info_sha256": self.info_sha256}
-        return {**out, "deletes": self.deletes, "deleted": self.deleted, "deletes_sha256": self.deletes_sha256} \
-            if self.deletes else out
+        if not self.deletes:
+            return out
+        out = {**out, "deletes": self.deletes, "deleted": self.deleted, "deletes_sha256": self.deletes_sha256}
+        return {**out, "deleted_rows": self.deleted_rows} if self.deleted_rows else out
 
     @classmethod
     def parse(cls, file: Path, position: int, entry: Any) -> SegmentEntry:
@@ -109,7 +129,8 @@ class SegmentEntry:
             if not isinstance(value, kind) or isinstance(value, bool):
                 raise CorruptIndexError(f"{file}: segment {position}: key {key!r} is missing or not "
                                         f"{'a whole number' if kind is int else 'text'}; restore it or rebuild")
-        return cls(**{k: entry[k] for k in wanted})
+        copy = entry.get("deleted_rows") if wanted is not ENTRY_KEYS else None
+        return cls(**{k: entry[k] for k in wanted}, deleted_rows=copy if isinstance(copy, str) else None)
 
 
 ENTRY_KEYS = {"name": str, "rows": int, "index_type": str, "info_sha256": str}
@@ -125,28 +146,36 @@ class Generation:
     corpus_version: int
     committed_at: str
     documents: int
+    sources: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"segments": [e.to_json() for e in self.segments], "corpus_version": self.corpus_version,
-                "generation": self.number, "committed_at": self.committed_at, "documents": self.documents}
+                "generation": self.number, "committed_at": self.committed_at, "documents": self.documents,
+                "sources": dict(self.sources)}
 
 
 def read(root: Path, number: int) -> Generation:
     file = root / GENERATIONS / f"{number}.json"
     try:
-        data = json.loads(file.read_text())
+        data, holds = unsealed(json.loads(file.read_text()))
         segments, documents, version = data["segments"], data["documents"], data["corpus_version"]
+        listed = data.get("sources", {})
     except FileNotFoundError:
         raise IndexStoreError(f"{file}: generation {number} is gone (compacted away); reopen the index") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptIndexError(f"{file}: unreadable generation manifest; restore it or rebuild") from exc
     if not isinstance(segments, list):
         raise CorruptIndexError(f"{file}: 'segments' should be a list; restore it or rebuild")
+    if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
+        raise CorruptIndexError(f"{file}: 'sources' should map record files to checksums; restore it or rebuild")
     for key, value in (("documents", documents), ("corpus_version", version)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise CorruptIndexError(f"{file}: key {key!r} should be a whole number; restore it or rebuild")
     entries = tuple(SegmentEntry.parse(file, position, entry) for position, entry in enumerate(segments))
-    return Generation(number, entries, version, str(data.get("committed_at", "")), documents)
+    if not holds:  # after the keys: a damaged key is named first
+        raise CorruptIndexError(f"{file}: does not match the checksum it was written with; restore it or rebuild")
+    return Generation(number, entries, version, str(data.get("committed_at", "")), documents,
+                      tuple(sorted(listed.items())))
 
 
 def publish(root: Path, segments: Sequence[SegmentEntry], corpus_version: int) -> int:
@@ -155,10 +184,16 @@ def publish(root: Path, segments: Sequence[SegmentEntry], corpus_version: int) -
     folder.mkdir(exist_ok=True)
     found = numbers(root)
     number = (found[-1] if found else 0) + 1
-    generation = Generation(number, tuple(segments), corpus_version, now(), sum(e.live for e in segments))
-    write_json(folder / f"{number}.json", generation.to_json(), exclusive=True)
-    write_json(folder / LATEST, {"generation": number})
+    generation = Generation(number, tuple(segments), corpus_version, now(), sum(e.live for e in segments),
+                            recorded_sources.records(root))
+    write_json(folder / f"{number}.json", sealed(generation.to_json()), exclusive=True)
+    write_pointer(root, number)
     return number
+
+
+def write_pointer(root: Path, number: int) -> None:
+    """``latest.json``: the number of the newest commit (sealed, so a changed digit is damage, not a rollback)."""
+    write_json(root / GENERATIONS / LATEST, sealed({"generation": number}))
 
 
 def write_deletes(root: Path, entry: SegmentEntry, rows: np.ndarray, number: int) -> SegmentEntry:
@@ -169,7 +204,19 @@ def write_deletes(root: Path, entry: SegmentEntry, rows: np.ndarray, number: int
     rows = np.unique(np.asarray(rows, dtype=np.int64))
     with durable_file(file, binary=True) as fh:
         np.save(fh, rows)
-    return replace(entry, deletes=file.name, deleted=len(rows), deletes_sha256=sha256(file))
+    return replace(entry, deletes=file.name, deleted=len(rows), deletes_sha256=sha256(file),
+                   deleted_rows=packed(rows))
+
+
+def packed(rows: np.ndarray) -> str:
+    """The deleted rows as text a generation keeps beside the deletion file's checksum (the gaps between
+    sorted rows, compressed): the copy ``check --repair`` writes a damaged deletion file again from."""
+    gaps = np.diff(np.asarray(rows, dtype=np.int64), prepend=0).astype(np.uint32)
+    return base64.b64encode(zlib.compress(gaps.tobytes(), 6)).decode("ascii")
+
+
+def unpacked(text: str) -> np.ndarray:
+    return np.cumsum(np.frombuffer(zlib.decompress(base64.b64decode(text)), dtype=np.uint32).astype(np.int64))
 
 
 def read_deletes(root: Path, entry: SegmentEntry) -> np.ndarray | None:
@@ -178,12 +225,16 @@ def read_deletes(root: Path, entry: SegmentEntry) -> np.ndarray | None:
         return None
     file = root / DELETES / entry.deletes
     try:
+        if entry.deletes_sha256 and sha256(file) != entry.deletes_sha256:  # small: one bit a row at most
+            raise ValueError("does not match the checksum its generation recorded")
         rows = np.load(file)
         if rows.ndim != 1 or len(rows) != entry.deleted or (len(rows) and (rows.min() < 0
                                                                            or rows.max() >= entry.rows)):
             raise ValueError("does not match its generation entry")
     except (OSError, ValueError) as exc:
-        raise CorruptIndexError(f"{file}: deletion file unreadable ({exc}); restore it or rebuild") from exc
+        how = f"`embedsearch check --repair --index {root}` writes it again from the copy its generation keeps" \
+            if entry.deleted_rows else "restore it or rebuild"
+        raise CorruptIndexError(f"{file}: deletion file unreadable ({exc}); {how}") from exc
     live = np.ones(entry.rows, dtype=bool)
     live[rows] = False
     return live

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptIndexError, IndexStoreError, InputError
-from ..disk.durable import staged_folder
+from ..disk.durable import staged_folder, unsealed
 from .shard_marker import refuse_shard
 
 FORMAT_VERSION = 2
@@ -35,6 +35,8 @@ MANIFEST = "manifest.json"
 GENERATIONS = "generations"
 SEGMENTS = "segments"
 DELETES = "deletes"
+TOPICS = "topics"
+WATCHES = "watches"
 LOCK = ".lock"
 EMBEDDINGS = "embeddings.npy"
 VECTORS = "vectors.faiss"
@@ -169,7 +171,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
     if not path.is_dir() or not file.exists():
         raise IndexStoreError(f"{path}: not an embedsearch index (no {MANIFEST}); pass the folder `build` wrote")
     try:
-        manifest = json.loads(file.read_text())
+        manifest, _ = unsealed(json.loads(file.read_text()))  # the seal is checked once it parses (manifest.read)
         version = manifest["format_version"]
         if version >= 2:
             _ = (manifest["model"]["name"], manifest["model"]["fingerprint"], manifest["model"]["dimension"],

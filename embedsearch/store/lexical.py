@@ -138,7 +138,13 @@ class Postings:
         if term is None:
             return np.zeros(0, np.int32), np.zeros(0, np.float32)
         start, stop = int(self.indptr[term]), int(self.indptr[term + 1])
-        return self.rows[start:stop], self.tf[start:stop]
+        rows, tf = self.rows[start:stop], self.tf[start:stop]
+        if stop > start and (rows[-1] >= len(self.lengths) or rows[0] < 0 or (stop - start > 1 and rows[0] >= rows[-1])
+                             or tf[0] <= 0 or tf[-1] <= 0):  # what a read can afford to check: zeroed numbers fail
+            raise CorruptIndexError(f"{self.folder}: the postings of {token!r} are out of order, past the last "
+                                    f"document or of frequency 0; `embedsearch check --repair --index "
+                                    f"{self.folder.parent.parent.parent}` makes them again from the documents")
+        return rows, tf
 
     def lookup(self, token: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each of ``rows``, whether it holds ``token``, and the frequency where it does (a binary search

@@ -7,6 +7,7 @@ entry, not here: the manifest holds what was asked for, the generations what was
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 from ..embedding.precision import LEGACY_PRECISION
 from ..embedding.settings import EmbedSettings, ModelEntry
 from ..errors import CorruptIndexError, EmbedsearchError
-from ..disk.durable import write_json
+from ..disk.durable import sealed, unsealed, write_json
 from ..version import __version__
 from .layout import FORMAT_VERSION, MANIFEST, now, read_manifest
 from .provenance import provenance as machine
@@ -149,8 +150,12 @@ def _list_of_text(file: Path, name: str, value: Any) -> list[str]:
 
 def read(path: Path) -> Manifest:
     """The manifest of the index at ``path``, after checking the folder holds one this version reads."""
-    return Manifest.parse(path / MANIFEST, read_manifest(path))
+    manifest = Manifest.parse(path / MANIFEST, read_manifest(path))
+    if not unsealed(json.loads((path / MANIFEST).read_text()))[1]:  # after parsing: a damaged key is named first
+        raise CorruptIndexError(f"{path / MANIFEST}: does not match the checksum it was written with; restore it "
+                                "from a backup, or rebuild with `embedsearch build`")
+    return manifest
 
 
 def write(folder: Path, manifest: Manifest) -> None:
-    write_json(folder / MANIFEST, manifest.to_json())
+    write_json(folder / MANIFEST, sealed(manifest.to_json()))

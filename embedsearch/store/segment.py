@@ -29,6 +29,17 @@ from .words import Words
 from .words import build as build_words
 
 INFO = "segment.json"
+SMALL_BYTES = 16 << 20  # files up to this size are re-hashed when a reader first opens them: SHA-256 reads about
+#                         1.5 GB/s here, so at most about 10 ms a file; larger ones get their size and invariants
+DERIVED_PARTS = ("lexical/", "words/", "sentences/", VECTORS)  # what `check --repair` makes again
+
+
+def repair_hint(file: Path, root: Path) -> str:
+    """What a user does about a damaged file of a segment: derived parts are made again by ``check --repair``."""
+    name = file.relative_to(root / SEGMENTS).as_posix().split("/", 1)[-1]
+    if name.startswith(DERIVED_PARTS):
+        return f"`embedsearch check --repair --index {root}` makes it again from the documents and embeddings"
+    return "restore the index from a backup, or rebuild it (`embedsearch check --index ... --json` names its sources)"
 
 
 def new_name() -> str:
@@ -86,16 +97,48 @@ class Segment:
 
     def __init__(self, root: Path, entry: SegmentEntry, dimension: int):
         self.name = entry.name
+        self.root, self.entry = root, entry
         self.folder = root / SEGMENTS / self.name
         self.rows = entry.rows
         self.index_type = entry.index_type
         self.dimension = dimension
         if not (self.folder / INFO).is_file():
-            raise CorruptIndexError(f"{self.folder}: segment missing; the index is damaged, restore it or rebuild")
+            raise CorruptIndexError(f"{self.folder / INFO}: missing, the segment's record; the index is damaged, "
+                                    "restore it or rebuild")
 
+    @cached_property
+    def records(self) -> dict[str, dict]:
+        """Each file's size and SHA-256 as ``segment.json`` recorded them, once that record matches the checksum
+        its generation holds."""
+        info = self.folder / INFO
+        try:
+            if sha256(info) != self.entry.info_sha256:
+                raise ValueError("does not match the checksum its generation recorded")
+            records = json.loads(info.read_text())["files"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CorruptIndexError(f"{info}: {exc}; restore the index from a backup, or rebuild it") from None
+        return records if isinstance(records, dict) else {}
+
+    def verified(self, *prefixes: str) -> bool:
+        """Check the recorded files whose names start with ``prefixes`` before a reader first uses them: every
+        size, and the contents of those up to ``SMALL_BYTES`` (offsets, vocabularies, records: the small files
+        whose damage would turn into quiet wrong answers). Whether any such file is recorded."""
+        named = {n: r for n, r in self.records.items() if n.startswith(prefixes)}
+        for name, record in named.items():
+            file = self.folder / name
+            size = file.stat().st_size if file.is_file() else None
+            if size is None or size != record.get("bytes"):
+                fault = "missing" if size is None else f"{size:,} bytes, {INFO} recorded {record.get('bytes')}"
+            elif size <= SMALL_BYTES and sha256(file) != record.get("sha256"):
+                fault = f"does not match the checksum {INFO} recorded"
+            else:
+                continue
+            raise CorruptIndexError(f"{file}: {fault}; {repair_hint(file, self.root)}")
+        return bool(named)
     @cached_property
     def fields(self) -> dict[str, str]:
         """The kind of each metadata field, as this segment records it (``corpus.kinds``)."""
+        self.verified(metadata.FILE)
         try:
             info = json.loads((self.folder / INFO).read_text())
         except (OSError, ValueError) as exc:
@@ -104,6 +147,7 @@ class Segment:
 
     @cached_property
     def documents(self) -> DocumentStore:
+        self.verified("documents.", "ids.")
         store = DocumentStore(self.folder)
         if len(store) != self.rows:
             raise CorruptIndexError(f"{self.folder}: {len(store)} documents, the generation says {self.rows}")
@@ -121,6 +165,7 @@ class Segment:
 
     def _embeddings(self, scattered: bool) -> np.ndarray:
         file = self.folder / EMBEDDINGS
+        self.verified(EMBEDDINGS)
         try:
             matrix = npy.mapped(file, scattered)
         except (OSError, ValueError) as exc:
@@ -132,6 +177,7 @@ class Segment:
 
     @cached_property
     def vectors(self):
+        self.verified(VECTORS)
         index = vec.read(self.folder / VECTORS, self.index_type)
         if index.ntotal != self.rows:
             raise CorruptIndexError(f"{self.folder / VECTORS}: {index.ntotal} vectors for {self.rows} documents; "
@@ -141,18 +187,20 @@ class Segment:
     @cached_property
     def words(self) -> Words:
         """The folded-word postings of author names, titles and bodies (made on first use)."""
-        return Words(self.folder, self.documents, self.rows)
+        return Words(self.folder, self.documents, self.rows, remake=not self.verified("words/"))
 
     def sentences(self, static=None) -> Sentences:
         """The sentence spans, with ``static``'s word pieces where given (made on first use)."""
         kept = self.__dict__.setdefault("_sentences", {})
         key = None if static is None else static.name
         if key not in kept:
-            kept[key] = Sentences(self.folder, self.documents, self.rows, static)
+            recorded = self.verified("sentences/")
+            kept[key] = Sentences(self.folder, self.documents, self.rows, static, remake=not recorded)
         return kept[key]
 
     @cached_property
     def postings(self) -> lex.Postings:
+        self.verified("lexical/")
         postings = lex.Postings(self.folder)
         if len(postings.lengths) != self.rows:
             raise CorruptIndexError(f"{postings.folder}: BM25 over {len(postings.lengths)} documents, "

@@ -86,7 +86,7 @@ def build(documents: Iterable[Document], folder: Path, static=None, chunk_size: 
 class Sentences:
     """One segment's sentences, memory-mapped; made from its documents when missing."""
 
-    def __init__(self, folder: Path, documents, rows: int, static=None):
+    def __init__(self, folder: Path, documents, rows: int, static=None, remake: bool = True):
         self.folder = folder / FOLDER
         want = None if static is None else static.name
         try:
@@ -95,6 +95,9 @@ class Sentences:
                 config.get("vectors") == want
         except (OSError, ValueError, AttributeError):
             fresh = False
+        if not fresh and not remake:  # recorded with the segment: never remade in place, repaired as a new one
+            raise CorruptIndexError(f"{self.folder}: sentences of another format, size or model than the segment; "
+                                    f"`embedsearch check --repair --index {folder.parent.parent}` makes them again")
         if not fresh:
             build(iter(documents), folder, static, replace=True)
         try:  # mapped, then seen as plain arrays: slicing a np.memmap costs microseconds a slice

@@ -31,6 +31,7 @@ FORMAT = 2  # 2: positions of body words
 FIELDS = {"author": "a", "title": "t", "body": "b"}
 CHUNK = 20_000  # documents folded at a time: memory is the postings, not the text
 SHIFT = 32  # a body occurrence as one sortable number: row << SHIFT | position
+REPAIR = "`embedsearch check --repair --index {root}` makes them again from the documents"
 COMPILED_FROM = 1 << 16  # candidate rows from which a phrase takes the compiled loops (numba's import pays)
 
 
@@ -144,13 +145,16 @@ def _rank(ranked: np.ndarray) -> np.ndarray:
 class Words:
     """One segment's word postings, memory-mapped; made from its documents when missing."""
 
-    def __init__(self, folder: Path, documents, rows: int):
-        self.folder = folder / FOLDER
+    def __init__(self, folder: Path, documents, rows: int, remake: bool = True):
+        self.folder, self.count = folder / FOLDER, rows
         try:
             config = json.loads((self.folder / "config.json").read_text())
             fresh = config.get("format") == FORMAT and config.get("documents") == rows
         except (OSError, ValueError, AttributeError):
             fresh = False
+        if not fresh and not remake:  # recorded with the segment: never remade in place, repaired as a new one
+            raise CorruptIndexError(f"{self.folder}: word postings of another format or size than the segment; "
+                                    f"{REPAIR.format(root=folder.parent.parent)}")
         if not fresh:
             build(iter(documents), folder, replace=True)
         try:
@@ -178,7 +182,16 @@ class Words:
         key = self.vocab.get(f"{FIELDS[field]}:{word}")
         if key is None:
             return np.zeros(0, dtype=np.int32)
-        return np.asarray(self.rows[int(self.indptr[key]):int(self.indptr[key + 1])])
+        return self._listed(int(self.indptr[key]), int(self.indptr[key + 1]))
+
+    def _listed(self, lo: int, hi: int) -> np.ndarray:
+        """The rows ``lo:hi`` of the postings, after the invariants a read can afford: a list ascends, ends within
+        the segment, and every row of it holds the word at least once (zeroed numbers fail all three)."""
+        rows = np.asarray(self.rows[lo:hi])
+        if hi > lo and (rows[-1] >= self.count or (hi - lo > 1 and rows[0] >= rows[-1]) or rows[0] < 0):
+            raise CorruptIndexError(f"{self.folder / 'rows.npy'}: a posting list out of order or past the segment's "
+                                    f"{self.count} documents; {REPAIR.format(root=self.folder.parent.parent.parent)}")
+        return rows
 
     @cached_property
     def _positional(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,6 +216,9 @@ class Words:
         counts, posptr, positions = self._positional
         lo, hi = int(self.indptr[key]), int(self.indptr[key + 1])
         held = np.asarray(counts[lo:hi], dtype=np.int64)
+        if hi > lo and (held[0] < 1 or held[-1] < 1):
+            raise CorruptIndexError(f"{self.folder / 'counts.npy'}: a word held 0 times by a row that lists it; "
+                                    f"{REPAIR.format(root=self.folder.parent.parent.parent)}")
         ends = np.cumsum(held)
         if len(rows) == hi - lo:  # every row holding the word: its positions are one slice
             found = np.asarray(positions[int(posptr[key]):int(posptr[key + 1])], dtype=np.int64)
@@ -249,7 +265,7 @@ class Words:
         def postings(word: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             key = self.vocab[f"b:{word}"]
             lo, hi = int(self.indptr[key]), int(self.indptr[key + 1])
-            return self.rows[lo:hi], counts[lo:hi], positions[int(posptr[key]):int(posptr[key + 1])]
+            return self._listed(lo, hi), counts[lo:hi], positions[int(posptr[key]):int(posptr[key + 1])]
 
         starts = loops.starts_of(rows, *postings(words[order[0]]), order[0])
         for i in order[1:]:

@@ -10,10 +10,11 @@ import numpy as np
 
 from ..disk.durable import file_records, sha256, staged_folder
 from ..errors import CorruptIndexError, EmbedsearchError
+from ..store.layout import TOPICS
 from ..store.snapshot import Snapshot
 from .results import Topic, TopicModel
 
-FOLDER = "topics"
+FOLDER = TOPICS
 FORMAT = 6  # part of the cache key: raised when saved results would differ (2: labels, sample assignment; 3: consensus;
 #            4: labels chosen by meaning; 5: checksums.json;
 #            6: phrase names)
@@ -43,6 +44,10 @@ def _verify(folder: Path) -> dict:
     if not isinstance(records, dict):
         raise CorruptIndexError(f"{folder / CHECKSUMS}: not a record of files; these topic results are fitted again "
                                 "by the next `embedsearch topics`")
+    for file in sorted(folder.iterdir()):
+        if file.name not in records and file.name != CHECKSUMS:
+            raise CorruptIndexError(f"{file}: {CHECKSUMS} records no such file; these topic results are fitted again "
+                                    "by the next `embedsearch topics`")
     for name in sorted({"model.json", "coordinates.npy", *records}):
         record, file = records.get(name), folder / name
         if not isinstance(record, dict) or not file.is_file() or file.stat().st_size != record.get("bytes") or \

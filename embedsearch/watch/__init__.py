@@ -17,7 +17,7 @@ from ..retrieval.query import parse
 from ..retrieval.search import Answer, Hit, band
 from ..store.docstore import id_hashes
 from ..store.layout import now
-from .store import Watch, check_name, listed, load, remove, save
+from ..store.watches import Watch, check_name, listed, load, remove, save
 
 __all__ = ["Watch", "WatchRun", "add", "listed", "remove", "run"]
 

@@ -418,7 +418,12 @@ async function similarToAbstract() {
 }
 
 const COLUMNS = ["submission", "title", "verdict", "matched paper", "matched title", "cosine", "wording shared (%)"];
-const csvCell = (v) => /[",\n\r]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v);
+// Text from the data that a spreadsheet would run (=, +, -, @, a tab or CR first) gets a leading apostrophe
+// (OWASP), numbers stay numbers: as disk/csvout.py does for every CSV the server writes.
+const csvCell = (v) => {
+  const s = typeof v === "string" && /^[=+\-@\t\r]/.test(v) ? `'${v}` : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+};
 
 // A batch judged against the index: a table with one row per submission (the unflagged ones too), and the
 // same rows as a CSV to download (the columns of the API's format=csv). It replaces any earlier answer.
@@ -436,8 +441,8 @@ async function checkBatch(event) {
     if (!response.ok) throw new Error(response.status === 400 ? body.error : readable(response.status, body.error || ""));
     const ids = new Set(body.submissions.map((r) => r.id));
     const cells = (r) => [r.id, r.title || "", r.verdict, r.match || "", r.match_title || "",
-                          r.cosine === null || r.cosine === undefined ? "" : r.cosine.toFixed(3),
-                          r.overlap === null || r.overlap === undefined ? "" : (100 * r.overlap).toFixed(0)];
+                          r.cosine === null || r.cosine === undefined ? "" : Number(r.cosine.toFixed(3)),
+                          r.overlap === null || r.overlap === undefined ? "" : Math.round(100 * r.overlap)];
     const table = el("table", {className: "batch"}, el("caption", {textContent: `${file.name}: one row per submission`}),
       el("thead", {}, el("tr", {}, ...["Submission", "Verdict", "Matched paper", "Cosine", "Wording shared"]
                                      .map((h) => el("th", {scope: "col", textContent: h})))),
