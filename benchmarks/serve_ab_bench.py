@@ -4,6 +4,9 @@ CPU per request (from /proc). One ``serve_bench`` run per commit measures each o
 two shared cores that moves throughput by a fifth; alternating rounds and medians take that drift out.
 
     python -m benchmarks.serve_ab_bench --before 006f04c --rounds 4
+
+Each round also times ``GET /health`` under the same clients: the server's CPU a request with no search at all
+(uvicorn, Starlette and FastAPI's routing, dependencies and JSON), the floor under any search's figure.
 """
 
 from __future__ import annotations
@@ -32,11 +35,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def load(url: str, clients: int, each: int) -> None:
+async def load(url: str, clients: int, each: int, path: str = "/search") -> None:
     async def client(c: int) -> None:
         async with httpx.AsyncClient(base_url=url, timeout=60) as http:
             for i in range(each):
-                answer = await http.get("/search", params={"q": f"{QUERIES[(c + i) % len(QUERIES)]} {c} {i}"})
+                params = {"q": f"{QUERIES[(c + i) % len(QUERIES)]} {c} {i}"} if path == "/search" else {}
+                answer = await http.get(path, params=params)
                 answer.raise_for_status()
 
     await asyncio.gather(*[client(c) for c in range(clients)])
@@ -50,8 +54,9 @@ def bundled_copy(code: Path, target: Path) -> None:
     shutil.copytree(made.stdout.strip().splitlines()[-1], target)
 
 
-def one_round(code: Path, index: Path, port: int) -> tuple[float, float]:
-    """Searches per second and server CPU milliseconds per search, after a warm-up of 10 per client."""
+def one_round(code: Path, index: Path, port: int) -> tuple[float, float, float]:
+    """Searches per second, server CPU milliseconds per search, and per ``/health`` request (the floor), after
+    a warm-up of 10 per client."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     server = Process([sys.executable, "-m", "embedsearch", "serve", "--index", str(index), "--port", str(port),
                       "--no-topics"], f"http://127.0.0.1:{port}", env, "/health", cwd=code)  # -m puts the cwd first
@@ -60,9 +65,12 @@ def one_round(code: Path, index: Path, port: int) -> tuple[float, float]:
         cpu, start = cpu_seconds(server.proc.pid), time.perf_counter()
         asyncio.run(load(server.url, CLIENTS, EACH))
         elapsed, used = time.perf_counter() - start, cpu_seconds(server.proc.pid) - cpu
+        cpu = cpu_seconds(server.proc.pid)
+        asyncio.run(load(server.url, CLIENTS, EACH, "/health"))
+        floor = cpu_seconds(server.proc.pid) - cpu
     finally:
         server.stop()
-    return CLIENTS * EACH / elapsed, 1000 * used / (CLIENTS * EACH)
+    return CLIENTS * EACH / elapsed, 1000 * used / (CLIENTS * EACH), 1000 * floor / (CLIENTS * EACH)
 
 
 def main() -> None:
@@ -76,18 +84,20 @@ def main() -> None:
             codes = {f"before ({args.before})": before, "this checkout": ROOT}
             for name, code in codes.items():
                 bundled_copy(code, work / f"{code.name}-index")
-            runs: dict[str, list[tuple[float, float]]] = {name: [] for name in codes}
+            runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in codes}
             for r in range(args.rounds):
                 for name in list(codes) if r % 2 == 0 else list(codes)[::-1]:
                     code = codes[name]
                     runs[name].append(one_round(code, work / f"{code.name}-index", 8790 + r))
-                    print(name, "round", r + 1, "%.1f searches/s, %.2f ms CPU a search" % runs[name][-1], flush=True)
+                    print(name, "round", r + 1, "%.1f searches/s, %.2f ms CPU a search, %.2f ms a /health" % runs[name][-1],
+                          flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    rows = [[name, statistics.median(s for s, _ in v), min(s for s, _ in v), max(s for s, _ in v),
-             statistics.median(c for _, c in v)] for name, v in runs.items()]
+    rows = [[name, statistics.median(s for s, _, _ in v), min(s for s, _, _ in v), max(s for s, _, _ in v),
+             statistics.median(c for _, c, _ in v), statistics.median(f for _, _, f in v)] for name, v in runs.items()]
     print(stamp())
-    print(table(["library", "searches/s (median)", "min", "max", "server CPU ms a search (median)"], rows))
+    print(table(["library", "searches/s (median)", "min", "max", "server CPU ms a search (median)",
+                 "server CPU ms a /health (median)"], rows))
     save("serve_ab_bench", {"before": args.before, "rounds": {k: v for k, v in runs.items()}})
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .build import local
+from .build.checks import Checks
 from .build.writes import Writes
 from .build.manifest import load_manifest, new_manifest
 from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique
@@ -46,7 +47,7 @@ BUNDLED_NAME = "neurips2026"
 PartsOf = Callable[[Snapshot], Parts]  # where a version's searches are answered: a served cluster's shards
 
 
-class Index(Writes, Finds, Recommends):
+class Index(Writes, Checks, Finds, Recommends):
     """A searchable corpus on disk, one index or a cluster of shards. Use ``Index.build``, ``Index.from_sources``,
     ``Index.load``, ``Index.bundled`` or ``split``."""
 
@@ -241,19 +242,6 @@ class Index(Writes, Finds, Recommends):
     def similar_to_text(self, text: str, k: int = 10) -> Answer:
         """Papers related to a new abstract, embedded exactly as the corpus was (long ones in windows)."""
         return explain(self.snapshot, self.reader.similar_to_text(check_query(text), k), seeds=[text])
-
-    def check(self, deep: bool = False) -> list[str]:
-        """What is wrong with this generation on disk, one line each (empty when healthy); ``deep`` re-hashes
-        every file against the checksums recorded when it was written."""
-        from .topics.saved import problems as topic_problems
-
-        found = self.folder.problems(self.generation, deep)
-        return list(dict.fromkeys(found + (topic_problems(self.path) if deep else [])))
-
-    def expendable(self) -> list[str]:
-        """What the folder holds that is safe to lose (nothing reads it, ``check`` verifies none of it), by kind:
-        superseded generations and what only they name, the writer lock, leftovers of interrupted writes."""
-        return self.folder.expendable(self.generation)
 
     def info(self) -> dict[str, Any]:
         """Documents, model, segments, generation, size on disk and times."""

@@ -12,31 +12,8 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from embedsearch import Document, Index
+from embedsearch import Index
 from embedsearch.errors import CORRUPT_EXIT, EmbedsearchError
-
-
-@pytest.fixture(scope="module")
-def every_kind(bundled_index, tmp_path_factory) -> Path:
-    """The bundled index grown into one of every kind of file: a second segment added from a recorded source
-    file (real model, so sentences keep word pieces), a removal, saved topics and a watch that has run."""
-    from embedsearch.watch import Watch
-    from embedsearch.watch import add as add_watch
-    from embedsearch.watch import run as run_watch
-
-    root = tmp_path_factory.mktemp("every-kind") / "idx"
-    shutil.copytree(bundled_index.path, root, ignore=shutil.ignore_patterns("topics", "watches", "sources"))
-    index = Index.load(root)
-    source = root.parent / "more.jsonl"
-    more = [Document(f"more-{n}", f"Paper {n} on graph neural networks for molecules. It studies {n} bonds.",
-                     f"Molecules {n}", {"authors": ["A. Chemist"], "year": 2024}) for n in range(4)]
-    source.write_text("".join(json.dumps(d.to_record()) + "\n" for d in more))
-    index.add(more, sources=[source])
-    index.remove([index.documents.ids[3], "more-1"])
-    index.topics()
-    add_watch(index, Watch("graphs", query="graph neural networks"))
-    run_watch(index, "graphs")
-    return root
 
 
 def report(path: Path) -> tuple[list[str], int]:

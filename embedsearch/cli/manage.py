@@ -143,11 +143,16 @@ def info(index: str | None = IndexOpt, as_json: bool = JsonOpt) -> None:
 
 @app.command()
 @friendly
-def check(index: str | None = IndexOpt, as_json: bool = JsonOpt) -> None:
+def check(index: str | None = IndexOpt, as_json: bool = JsonOpt,
+          repair: bool = typer.Option(False, "--repair", help="Make again every derived file that is damaged or "
+                                      "missing (postings, vector index, ids, deletion files, the generation pointer) "
+                                      "from the documents and embeddings, as a new version; say what cannot be.")) -> None:
     """Verify every file of an index against the sizes and checksums in its manifest, and the row counts
-    of every part; one line per problem and exit 3 when damaged."""
+    of every part; one line per problem and exit 3 when damaged. ``--repair`` mends what can be mended."""
     from ..store.compact import plan
 
+    if repair:
+        _repair(index, as_json)
     idx = open_index(index)
     problems = idx.check(deep=True)
     pending = sum(len(plan(part, part.manifest.store.merge)) for part in idx.snapshot.parts.values() or [idx.snapshot])
@@ -205,12 +210,31 @@ def upgrade(index: str = typer.Option(..., "--index", "-i")) -> None:
     typer.echo(f"upgraded {index} to format 2 ({count} documents, one segment)", err=True)
 
 
+def _repair(index: str | None, as_json: bool) -> None:
+    """``check --repair``: the repair's account, then (when it mended everything) the check of the result."""
+    from ..index import Index
+
+    done = Index.repair(index if index is not None else Index.bundled().path)
+    if as_json and done.cannot:
+        typer.echo(json.dumps({"healthy": False, **done.to_json()}))
+        raise typer.Exit(3)
+    for line in done.repaired:
+        typer.echo(f"repaired: {line}", err=as_json)
+    for line in done.cannot:
+        typer.echo(f"error: {line}", err=True)
+    if done.cannot:
+        typer.echo(f"{len(done.cannot)} problem(s) a repair cannot mend; {len(done.repaired)} mended", err=True)
+        raise typer.Exit(3)
+    if not done.repaired and not as_json:
+        typer.echo("nothing to repair")
+
+
 def _fail_if_damaged(idx, problems: list[str]) -> None:
     if problems:
         for problem in problems:
             typer.echo(f"error: {problem}", err=True)
-        typer.echo(f"{idx.path} is damaged ({len(problems)} problem(s)); restore it from a backup or rebuild it "
-                   "with `embedsearch build`", err=True)
+        typer.echo(f"{idx.path} is damaged ({len(problems)} problem(s)); `embedsearch check --repair --index "
+                   f"{idx.path}` mends what can be made again, else restore it from a backup or rebuild it", err=True)
         raise typer.Exit(3)
 
 

@@ -66,7 +66,7 @@ def look_up_numpy(running: np.ndarray, floor: float, held: np.ndarray, tf: np.nd
     """Drop the ``running`` rows (ascending) whose partial score is below ``floor``, add the term to those
     left that hold it (found in ``held``, ascending); the rows left, and the k best of those it touched."""
     running = running[partial[running] >= floor]
-    at = np.searchsorted(held, running)
+    at = np.searchsorted(held, running.astype(held.dtype, copy=False))  # one type: the list is not copied
     found = at < len(held)
     found[found] = held[at[found]] == running[found]
     rows = running[found]

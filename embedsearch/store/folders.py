@@ -19,6 +19,7 @@ from . import cuts
 from . import generation as gen
 from . import writer
 from .check import expendable, problems
+from .repair import Repair, repair
 from .shard_marker import SHARD, mark, through_cluster
 from .lock import writer as lock
 from .manifest import Manifest
@@ -58,6 +59,9 @@ class IndexFolder:
 
     def expendable(self, number: int) -> list[str]:
         return expendable(self.root, number)
+
+    def repair(self, wait: bool | float) -> Repair:
+        return repair(self.root, self.manifest, wait)
 
 
 class ClusterFolder:
@@ -166,6 +170,15 @@ class ClusterFolder:
             return []
         return [f"{name}: {line}" for name, g in zip(self.names, cut.generations)
                 for line in expendable(self.root / cuts.SHARDS / name, g)]
+
+    def repair(self, wait: bool | float) -> Repair:
+        """Each shard repaired through the cluster, then a new cut where any of them committed."""
+        with lock(self.root, "repair", wait), through_cluster():
+            done = [repair(self.root / cuts.SHARDS / name, self.manifest, wait) for name in self.names]
+            if any(r.generation for r in done):
+                self._publish()
+        return Repair(tuple(line for r in done for line in r.repaired), tuple(line for r in done for line in r.cannot),
+                      self.newest() if any(r.generation for r in done) else None)
 
 
 def open_folder(root: Path, manifest: Callable[[Path], Manifest]) -> IndexFolder | ClusterFolder:

@@ -77,9 +77,10 @@ def missing_commits(root: Path) -> list[str]:
     found = numbers(root)
     problems = [f"{root / GENERATIONS}: generation {n} is missing between {found[0]} and {found[-1]}"
                 for n in sorted(set(range(found[0], found[-1] + 1)) - set(found))] if found else []
-    if found and not (root / GENERATIONS / LATEST).is_file() and _sealed(root / GENERATIONS / f"{found[-1]}.json"):
-        problems.append(f"{root / GENERATIONS / LATEST}: missing (every commit since checksums writes it); "
-                        f"{REPAIR.format(root=root)}")
+    pointer = root / GENERATIONS / LATEST
+    if found and is_sealed(root / GENERATIONS / f"{found[-1]}.json") and not is_sealed(pointer):
+        problems.append(f"{pointer}: {'written without its checksum' if pointer.is_file() else 'missing'} (every "
+                        f"commit since checksums writes it sealed); {REPAIR.format(root=root)}")
     for item in sorted((root / DELETES).iterdir()) if (root / DELETES).is_dir() and found else ():
         made_by = item.name.rsplit(".", 2)[-2] if item.name.count(".") >= 2 else ""
         if made_by.isdigit() and int(made_by) > found[-1]:
@@ -88,7 +89,7 @@ def missing_commits(root: Path) -> list[str]:
     return problems
 
 
-def _sealed(file: Path) -> bool:
+def is_sealed(file: Path) -> bool:
     try:
         return SEAL in json.loads(file.read_text())
     except (OSError, ValueError, TypeError):

@@ -150,7 +150,7 @@ class Postings:
         """For each of ``rows``, whether it holds ``token``, and the frequency where it does (a binary search
         per row into the term's postings, never a pass over them)."""
         held, tf = self.term(token)
-        at = np.searchsorted(held, rows)
+        at = np.searchsorted(held, np.asarray(rows, dtype=held.dtype))  # one type: no copy of the whole list
         found = at < len(held)
         found[found] = held[at[found]] == rows[found]
         return found, np.asarray(tf[at[found]])

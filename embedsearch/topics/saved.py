@@ -99,6 +99,20 @@ def cached(snapshot: Snapshot) -> TopicModel | None:
     return None
 
 
+def damaged(root: Path) -> list[Path]:
+    """The saved topic results of the index at ``root`` that fail their checksums or do not read."""
+    folder = root / FOLDER
+    found = []
+    for item in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if item.name.startswith("."):
+            continue
+        try:
+            load(item)
+        except EmbedsearchError:
+            found.append(item)
+    return found
+
+
 def problems(root: Path) -> list[str]:
     """What is wrong with the saved topic results of the index at ``root``, one line each."""
     folder = root / FOLDER
