@@ -5,7 +5,6 @@ the index as it was or repaired."""
 
 from __future__ import annotations
 
-import json
 import random
 import shutil
 import signal
@@ -14,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from conftest import REPO, run_cli
 from test_check import report, zero_numbers
 
