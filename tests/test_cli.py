@@ -40,10 +40,14 @@ def test_human_table_and_batch_queries(built, tmp_path):
     table = run_cli("search", "spikes", "--index", str(index), "-k", "1", check=True).stdout
     assert "Spiking nets" in table and table.strip().startswith("1")
     queries = tmp_path / "q.txt"
-    queries.write_text("robot manipulation\n\ntext generation\n")
+    queries.write_text('robot manipulation\n\ntext generation\n"no paper holds this phrase"\ntext generation\n')
     out = run_cli("search", "--queries", str(queries), "--index", str(index), "-k", "1", "--json", check=True).stdout
-    assert [(json.loads(l)["query"], json.loads(l)["id"]) for l in out.splitlines()] == [
-        ("robot manipulation", "c"), ("text generation", "b")]
+    rows = [json.loads(line) for line in out.splitlines()]  # one row an input, in input order, a miss included
+    assert [(r["line"], r["query"], r.get("id"), r.get("hits")) for r in rows] == [
+        (1, "robot manipulation", "c", None), (3, "text generation", "b", None),
+        (4, '"no paper holds this phrase"', None, 0), (5, "text generation", "b", None)]
+    table = run_cli("search", "--queries", str(queries), "--index", str(index), "-k", "1", check=True).stdout
+    assert '# line 4: "no paper holds this phrase"\nno results' in table
 
 
 def test_similar_by_id_text_and_file(built, tmp_path):

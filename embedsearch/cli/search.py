@@ -40,18 +40,22 @@ def _print_listing(answer, sort: str) -> None:
 
 
 def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str, str] | None = None,
-                mode: str = "dense", note: bool = True, explain: bool = False, sort: str = "relevance") -> None:
+                mode: str = "dense", note: bool = True, explain: bool = False, sort: str = "relevance",
+                line: int = 0) -> None:
     """A table of hits: rank, the score that orders them, the band, the id, a preview; then one line on
-    what the score is (``note``)."""
+    what the score is (``note``). In JSON, one line a hit, each naming the ``query`` (and its ``line`` in a
+    file of queries) it answers; a query of a batch with no hit has a line saying so."""
     from ..retrieval.search import best_match, score_note
 
     if as_json:
+        asked = {} if query is None else {"query": query, **({"line": line} if line else {})}
         for hit in hits:
-            record = hit.to_json()
-            typer.echo(json.dumps({"query": query, **record} if query is not None else record, ensure_ascii=False))
+            typer.echo(json.dumps({**asked, **hit.to_json()}, ensure_ascii=False))
+        if not hits and query is not None:  # every query of a batch has its row, to join the output with the input
+            typer.echo(json.dumps({**asked, "hits": 0, "note": "no paper matches this query"}, ensure_ascii=False))
         return
     if query is not None:
-        typer.echo(f"\n# {query}")
+        typer.echo(f"\n# {f'line {line}: ' if line else ''}{query}")
     if getattr(hits, "listing", False):
         return _print_listing(hits, sort)
     width = shutil.get_terminal_size((120, 20)).columns
@@ -87,8 +91,9 @@ def why(hit) -> str:
         f"sentence: \u201c{one_line(hit.text[start:end])[:200]}\u201d"
 
 
-def _read_queries(file: Path) -> list[tuple[str, object]]:
-    """Each query line of ``file`` with its parse (checked once, here: the facade takes it as it is)."""
+def _read_queries(file: Path) -> list[tuple[int, str, object]]:
+    """Each query line of ``file``: its number, its text and its parse (checked once, here: the facade takes it
+    as it is); blank lines are no query."""
     from ..retrieval.query import parse
     from ..retrieval.search import check_query
 
@@ -100,7 +105,7 @@ def _read_queries(file: Path) -> list[tuple[str, object]]:
     for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
-                queries.append((line, parse(check_query(line))))
+                queries.append((number, line, parse(check_query(line))))
             except InputError as exc:
                 raise InputError(f"{file}:{number}: {exc}") from None
     if not queries:
@@ -153,10 +158,10 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
         exports.write(wanted, hits)
         return
     batch = _read_queries(queries)
-    answers = idx.find_many([q for _, q in batch], k, mode, filters, sort)
-    for n, ((text, _), hits) in enumerate(zip(batch, answers)):
+    answers = idx.find_many([q for _, _, q in batch], k, mode, filters, sort)
+    for n, ((line, text, _), hits) in enumerate(zip(batch, answers)):
         _print_hits(hits, as_json, query=text, topics=topics, mode=scored, note=n == len(batch) - 1,
-                    explain=explain, sort=sort)
+                    explain=explain, sort=sort, line=line)
     exports.write(wanted, [h for hits in answers for h in hits])
 
 

@@ -31,10 +31,10 @@ from .words import build as build_words
 INFO = "segment.json"
 SMALL_BYTES = 16 << 20  # files up to this size are re-hashed when a reader first opens them: SHA-256 reads about
 #                         1.5 GB/s here, so at most about 10 ms a file; larger ones get their size and invariants
-OPENED_WHOLE = ("config.json", "vocab.json", "indptr.npy", "posptr.npy", "sentptr.npy", "lengths.npy",
-                "documents.offsets.npy", "ids.json", "ids.hash.npy", VECTORS)  # read whole by any reader that
-#   opens their part: re-hashing them adds no reading from disk (metadata, documents, embeddings and postings
-#   are read in pieces: their sizes are checked on open, their contents by `check` and before a merge)
+OPENED_WHOLE = ("config.json", "vocab.json", "documents.offsets.npy", VECTORS)  # read whole by any reader that
+#   opens their part: re-hashing them reads nothing more from disk. The rest are memory-mapped and read in pieces
+#   (hashing them on open made a cold lexical query at 1M 22% slower, benchmarks/README.md): their sizes are
+#   checked on open, their contents by the invariants of each read, by `check` and before a merge
 DERIVED_PARTS = ("lexical/", "words/", "sentences/", VECTORS)  # what `check --repair` makes again
 
 
