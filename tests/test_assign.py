@@ -133,6 +133,11 @@ def test_the_command_writes_an_assignment_that_meets_every_constraint(tmp_path):
     check(type("R", (), {"pairs": pairs})(), table(matrix), AssignSettings(2, 6, 3), {(0, 0), (1, 1)})
     assert report["summary"]["load_histogram"] and len(report["alternates"]["s3"]) == 2
     assert all(a["reviewer"] not in {r for s, r, _ in pairs if s == "s3"} for a in report["alternates"]["s3"])
+    text = run_cli("assign", "--scores", str(scores), "--per-paper", "2", "--max-load", "6", "--min-load", "3",
+                   "--conflicts", str(tmp_path / "coi.csv"), "--alternates", "2", "--out", str(out), "--force",
+                   check=True).stdout  # the alternates without --json too
+    named = [f"{a['reviewer']} ({a['score']:.3f})" for a in report["alternates"]["s3"]]
+    assert f"  s3: {', '.join(named)}" in text.splitlines()
 
 
 @pytest.mark.parametrize("content, phrases", [

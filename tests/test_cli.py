@@ -38,7 +38,7 @@ def test_search_json_lines_have_the_contract_fields(built):
 def test_human_table_and_batch_queries(built, tmp_path):
     _, index = built
     table = run_cli("search", "spikes", "--index", str(index), "-k", "1", check=True).stdout
-    assert "Spiking nets" in table and table.strip().startswith("1")
+    assert "Spiking nets" in table and table.splitlines()[1].strip().startswith("1")
     queries = tmp_path / "q.txt"
     queries.write_text('robot manipulation\n\ntext generation\n"no paper holds this phrase"\ntext generation\n')
     out = run_cli("search", "--queries", str(queries), "--index", str(index), "-k", "1", "--json", check=True).stdout
@@ -91,16 +91,18 @@ def test_the_numbers_beside_results_follow_their_order_and_are_named(bundled_ind
     hits = bundled_index.search("spiking neural networks", 10, mode="hybrid")
     assert scores == [round(h.score, 3) for h in hits] and [r[2] for r in rows] == [h.match for h in hits]
     assert [h.cosine for h in hits] != sorted((h.cosine for h in hits), reverse=True)  # why not the cosine
-    assert table.strip().splitlines()[-1].startswith("Ordered by the fused score")
+    assert [float(r[3]) for r in rows] == [round(h.cosine, 3) for h in hits]  # the band's own number beside it
+    assert table.splitlines()[0].split()[:5] == ["#", "score", "band", "cosine", "id"]  # each number named
+    assert table.strip().splitlines()[-1].startswith("score: the fused score")
     lexical = run_cli("search", "spiking neural networks", "-k", "3", "--mode", "lexical", check=True).stdout
-    assert lexical.strip().splitlines()[-1].startswith("Ordered by the BM25 score")
+    assert lexical.strip().splitlines()[-1].startswith("score: the BM25 score")
 
 
 def test_search_shows_cosines_with_bands_and_says_when_nothing_is_close(bundled_index):
     found = run_cli("search", "continuous-time Markov chain diffusion", "-k", "2", check=True).stdout
-    assert found.splitlines()[0].split()[2] in ("close", "related") and "no close match" not in found
+    assert found.splitlines()[1].split()[2] in ("close", "related") and "no close match" not in found
     nothing = run_cli("search", "chocolate cake recipe with strawberries", "-k", "3", check=True).stdout
-    assert "no close match" in nothing and all(line.split()[2] == "distant" for line in nothing.splitlines()[:3])
+    assert "no close match" in nothing and all(line.split()[2] == "distant" for line in nothing.splitlines()[1:4])
 
 
 @pytest.mark.parametrize("args, message", [

@@ -201,3 +201,29 @@ def test_an_exact_text_is_matched_even_where_the_vectors_miss_it(tmp_path, bundl
     reference = Index.from_embeddings(docs, vectors, tmp_path / "ref", bundled_index.manifest.model)
     report = reference.check_duplicates([Document("sub", docs[7].text)], neighbours=1)
     assert any(p.b == docs[7].id and p.verdict == "exact" for p in report.pairs), report.pairs
+
+
+def test_a_file_of_submissions_is_checked_against_an_index_one_row_each(bundled_index, tmp_path):
+    """``dedup --index SUBMISSIONS.jsonl --against INDEX``: no index of the file to build first; a row per
+    submission in the file's order, naming the paper it matches with its title, or saying it has none."""
+    import csv
+
+    paper = bundled_index.documents.get([5])[0]
+    subs = tmp_path / "subs.jsonl"
+    subs.write_text(json.dumps({"id": "sub-1", "title": "Resubmitted", "abstract": paper.text}) + "\n"
+                    + json.dumps({"id": "sub-2", "abstract": "Coral reefs bleach when ocean water warms; we count "
+                                                             "bleached colonies on three reefs over two summers."}) + "\n")
+    text = run_cli("dedup", "--index", str(subs), "--against", str(bundled_index.path), "--csv",
+                   str(tmp_path / "rows.csv"), check=True).stdout.splitlines()
+    title = paper.readable().title or paper.readable().first_sentence()
+    assert text[0].startswith(f"submission sub-1 matches paper {paper.id} ({title}): near-identical")
+    assert text[1].startswith("submission sub-2: no duplicate")
+    assert "2 submission(s)" in text[2] and "1 flagged" in text[2]
+    rows = list(csv.reader((tmp_path / "rows.csv").read_text().splitlines()))
+    assert [r[:4] for r in rows[1:]] == [["sub-1", "Resubmitted", "near-identical", paper.id],
+                                         ["sub-2", rows[2][1], "no duplicate", ""]]
+    report = json.loads(run_cli("dedup", "--index", str(subs), "--against", str(bundled_index.path), "--json",
+                                check=True).stdout)
+    assert report["judged"] == 2 and [r["id"] for r in report["submissions"]] == ["sub-1", "sub-2"]
+    alone = run_cli("dedup", "--index", str(subs))
+    assert alone.returncode == 2 and "--against INDEX" in alone.stderr

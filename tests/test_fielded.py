@@ -221,3 +221,22 @@ def test_an_author_term_on_an_index_without_authors_is_an_error_not_an_empty_ans
     with TestClient(create_app(bundled_index.path, ServeSettings(topics=False))) as client:
         got = client.get("/search", params={"q": "diffusion author:streinu", "k": 5})
     assert got.status_code == 400 and "author field" in got.text
+
+
+def test_a_title_term_without_titles_and_a_filter_no_paper_passes_are_errors_not_empty_answers(every_kind,
+                                                                                               bundled_index):
+    """The other silent empty answers: ``title:`` where no paper has a title (the bundled abstracts have none),
+    and a filter on a value no paper holds; an empty answer for words that match nothing stays an answer."""
+    from embedsearch.errors import InputError
+
+    index = Index.load(every_kind)
+    assert not any(d.title for d in bundled_index.documents)
+    with pytest.raises(InputError, match="title:'diffusion': no paper of this index has a title"):
+        bundled_index.find("title:diffusion", 5)
+    assert [h.id for h in index.find("title:molecules", 5)]  # an index with titles answers
+    with pytest.raises(InputError, match="filter 'year=1999': no paper of this index passes it"):
+        index.find("graph neural networks", 5, filters=["year=1999"])
+    assert len(index.find("graph neural networks", 5, filters=["year=2024"])) == 3
+    shown = run_cli("search", "molecules", "--index", str(every_kind), "--filter", "year>=2030")
+    assert shown.returncode == 2 and "no paper of this index passes it" in shown.stderr
+    assert not index.find('"no paper holds this phrase"', 5)  # words that match nothing: an empty answer

@@ -113,6 +113,14 @@ def test_the_cli_reports_the_library_and_exports_what_it_found(papers, library, 
     assert result.returncode == 0, result.stderr
     assert "4 matched, 1 unmatched with text (used as seeds), 1 unmatched without text, 1 broken" in result.stderr
     assert f"{file}:7" in result.stderr and "nothing" in result.stderr
+    entries = result.stderr.split("in the file's order:\n", 1)[1].splitlines()[:7]  # one line an entry, in order
+    assert len(entries) == 7 and "(byDoi): paper rm-1 of the index (by doi)" in entries[[
+        n for n, e in enumerate(entries) if "byDoi" in e][0]]
+    assert any("(mine): not in the index; its text is a seed" in e for e in entries)
+    assert any("(nothing): not in the index and no title or abstract: left out" in e for e in entries)
+    assert any(f"{file}:7" in e and "unreadable, left out" in e for e in entries)
+    at = [int(e.split(f"{file}:", 1)[1].split()[0].rstrip(":")) for e in entries]
+    assert at == sorted(at)  # the file's order
     hits = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(hits) == 4 and all(h["evidence"]["closest_seeds"] for h in hits)
     back = [r for _, r in bib_rows(out)]

@@ -111,3 +111,23 @@ def test_a_repair_killed_at_any_moment_leaves_the_index_as_it_was_or_repaired(ev
             break
     assert run_cli("check", "--repair", "--index", str(copy)).returncode == 0
     assert report(copy) == ([], 0) and answers(copy) == before
+
+
+def test_an_index_being_served_is_repaired_in_place_and_the_service_follows(every_kind, tmp_path):
+    """A served index damaged under the service: searches answer the exit-3 error as a 503-class status naming
+    the repair; ``check --repair`` from another process commits the mend, and the service answers as before."""
+    from fastapi.testclient import TestClient
+
+    from embedsearch.serve.app import create_app
+    from embedsearch.serve.settings import ServeSettings
+
+    copy = tmp_path / "idx"
+    shutil.copytree(every_kind, copy)
+    with TestClient(create_app(copy, ServeSettings(topics=False))) as client:
+        asked = {"q": '"neural networks"', "k": 10}
+        before = [h["id"] for h in client.get("/search", params=asked).json()["hits"]]
+        damage(copy)
+        broken = client.get("/search", params={"q": "graph neural networks molecules", "k": 10})
+        assert broken.status_code >= 500 and "check --repair" in broken.json()["error"], broken.text
+        assert run_cli("check", "--repair", "--index", str(copy)).returncode == 0
+        assert [h["id"] for h in client.get("/search", params=asked).json()["hits"]] == before

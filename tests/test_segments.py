@@ -198,6 +198,7 @@ def test_cli_add_checks_the_new_abstracts_for_duplicates(index_copy, bundled_doc
                       + "\n" + json.dumps({"id": "fresh", "abstract": "Coral reef bleaching under ocean warming."}) + "\n")
     refused = run_cli("add", str(source), "--index", str(index_copy.path), "--check-duplicates", "--json")
     assert refused.returncode == 2 and "nothing was added" in refused.stderr
+    assert "--on-duplicate skip" in refused.stderr and "on_duplicate" not in refused.stderr  # the flag as typed
     pairs = [(p["a"], p["b"]) for g in json.loads(refused.stdout)["groups"] for p in g["pairs"]]
     assert pairs == [("resubmitted", original.id)]
     assert {"resubmitted", "fresh"}.isdisjoint(Index.load(index_copy.path).documents.row_of)

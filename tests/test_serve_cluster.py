@@ -302,6 +302,7 @@ def test_duplicate_checks_on_the_ingress_judge_every_shard(served, single, scifa
     refused = client.post("/documents", headers={"Authorization": f"Bearer {TOKEN}"},
                           json={"documents": [{"id": "copy-1", "text": paper.text}], "check_duplicates": True})
     assert refused.status_code == 409 and "nothing was added" in refused.text, refused.text
+    assert '"on_duplicate": "skip"' in refused.json()["error"] and "--on-duplicate" not in refused.text  # its key
     assert client.get("/info").json()["generation"] == before["generation"]
 
 

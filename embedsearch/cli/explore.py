@@ -77,6 +77,8 @@ def dedup(index: str | None = IndexOpt, as_json: bool = JsonOpt,
         raise InputError("--csv and --write-kept name the same file; name two files")
     for option, value in outputs:
         check_output(value, option, [against] if against else (), force)
+    if index is not None and Path(index).is_file():
+        return _dedup_file(Path(index), against, settings, as_json, csv_file, write_kept, skip_invalid, force)
     idx = open_index(index)
     with tempfile.TemporaryDirectory(prefix="embedsearch-against-") as scratch:
         reference = _open_against(against, idx, Path(scratch), skip_invalid) if against else None
@@ -89,6 +91,42 @@ def dedup(index: str | None = IndexOpt, as_json: bool = JsonOpt,
     if write_kept is not None:
         _write_kept(report, idx, write_kept)
     print_report(report, as_json, f"no near-duplicates among {len(idx)} abstracts", bool(against))
+
+
+def _dedup_file(file: Path, against: Path | None, settings, as_json: bool, csv_file: Path | None,
+                write_kept: Path | None, skip_invalid: bool, force: bool) -> None:
+    """``dedup --index SUBMISSIONS.jsonl --against INDEX``: each submission judged against the index and the
+    file's other submissions, one row each in the file's order ("submission X matches paper Y (its title)")."""
+    from ..corpus import read_sources
+    from ..dedup.batch import sentence, submissions, write_csv
+    from ..index import Index
+
+    if against is None or not against.is_dir():
+        raise InputError(f"--index {file}: a file of submissions is checked against an index; add --against "
+                         "INDEX (an index folder), or build an index of the file first")
+    if write_kept is not None:
+        raise InputError("--write-kept writes an index's deduplicated records; with --index FILE there are none")
+    reference = Index.load(against)
+    if csv_file is not None:
+        check_output(csv_file, "--csv", [*reference.sources, str(file)], force)
+    read = read_sources([file], skip_invalid=skip_invalid)
+    if read.skipped:
+        typer.echo(f"skipped {len(read.skipped)} invalid record(s) of {file}; first: {read.skipped[0]}", err=True)
+    docs = reference.documents
+    rows = submissions(reference.check_duplicates(read.documents, settings), read.documents,
+                       lambda i: docs.get([docs.row_of[i]])[0])
+    if csv_file is not None:
+        with durable_file(Path(os.path.realpath(csv_file)), newline="") as fh:
+            write_csv(rows, fh)
+    if as_json:
+        typer.echo(json.dumps({"judged": len(rows), "submissions": rows}, ensure_ascii=False))
+        return
+    batch = {r["id"] for r in rows}
+    for row in rows:
+        typer.echo(one_line(sentence(row, batch)))
+    flagged = sum(1 for r in rows if r.get("match"))
+    typer.echo(f"{len(rows)} submission(s) of {file} checked against {reference.path}: {flagged} flagged, "
+               f"{len(rows) - flagged} with no duplicate")
 
 
 def print_report(report, as_json: bool, none: str, against: bool = False) -> None:

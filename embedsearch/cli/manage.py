@@ -106,7 +106,7 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
         report = idx.add_checked(docs, on_duplicate, progress=True, wait=not no_wait, sources=sources)
     except DuplicateError as exc:
         print_report(exc.report, as_json, "", against=True)
-        raise
+        raise DuplicateError(f"{exc} (--on-duplicate skip or --on-duplicate add)", exc.report) from None
     skipped = {p.a for p in report.pairs} if on_duplicate == "skip" else set()
     print_report(report, as_json, f"no near-duplicates of the {len(docs)} new abstracts", against=True)
     typer.echo(f"added {len(docs) - len(skipped)} documents"

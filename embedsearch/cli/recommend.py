@@ -39,9 +39,9 @@ def recommend(like: list[str] = typer.Option([], "--like", help="Id of a paper y
     exports.check(wanted, [*idx.sources, *([library] if library else [])], force)
     found = idx.recommend(like, unlike, library, k, filters)
     if found.library is not None:
-        typer.echo(f"library {library}: {found.library.summary()}", err=True)
-        for line in (*found.library.problems, *(f"unmatched, no text: {u}" for u in found.library.unmatched)):
-            typer.echo(f"  {line}", err=True)
+        typer.echo(f"library {library}: {found.library.summary()}; each entry, in the file's order:", err=True)
+        for line in found.library.entries:  # one line an entry, so the library joins with what became of it
+            typer.echo(f"  {one_line(line)}", err=True)
     if as_json:
         for hit in found.answer:
             typer.echo(json.dumps(hit.to_json(), ensure_ascii=False))

@@ -12,7 +12,7 @@ import typer
 from ..errors import InputError
 from ..disk.durable import durable_file
 from ..disk.csvout import Writer
-from .app import ForceOpt, app, friendly
+from .app import ForceOpt, app, friendly, one_line
 
 OutOpt = typer.Option(None, "--out", help="CSV to write: submission,reviewer,score.")
 
@@ -71,8 +71,8 @@ def affinity(reviewers: Path = typer.Option(..., "--reviewers", help="Archives f
         for pair in table.pairs(keep):
             typer.echo(json.dumps(pair.to_json(), ensure_ascii=False))
     typer.echo(f"scored {len(subs.documents):,} submissions against {len(matcher.reviewers):,} reviewers "
-               f"({len(matcher.reviewers.publications):,} publications); {len(table.conflicts):,} conflicted pairs",
-               err=True)
+               f"({len(matcher.reviewers.publications):,} publications); {len(table.conflicts):,} conflicted pairs; "
+               f"{settings.scale()}", err=True)
 
 
 @app.command()
@@ -173,6 +173,12 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
         return
     _report(result.summary, notes)
+    if result.alternates:
+        typer.echo("alternates: each submission's best unassigned reviewers, by score (the scale of --scores), for "
+                   "when one declines")
+        for submission, alternates in result.alternates.items():
+            typer.echo(f"  {one_line(submission)}: " + (", ".join(f"{one_line(r)} ({v:.3f})" for r, v in alternates)
+                                                       or "none left within the loads"))
 
 
 def _side_output(path: Path, force: bool, inputs: list[Path | None], check_output) -> Path:

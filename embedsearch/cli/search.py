@@ -61,9 +61,13 @@ def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str,
     width = shutil.get_terminal_size((120, 20)).columns
     shown = [one_line(h.id) for h in hits]
     id_width = max([len(i) for i in shown] + [2])
+    if hits:  # each number under its own name: the score orders the list, the band is read from the cosine
+        typer.echo(f"{'#':>3}  {'score':>6}  {'band':<7} {'cosine':>6}  {'id':<{id_width}}  "
+                   f"{'[topic]  ' if topics else ''}abstract")
     for hit, shown_id in zip(hits, shown):
         topic = f"[{topics.get(hit.id, 'unassigned')}]  " if topics else ""
-        line = (f"{hit.rank:>3}  {hit.score:.3f} {hit.match:<7}  {shown_id:<{id_width}}  "
+        cosine = "" if hit.cosine is None else f"{hit.cosine:.3f}"
+        line = (f"{hit.rank:>3}  {hit.score:>6.3f}  {hit.match:<7} {cosine:>6}  {shown_id:<{id_width}}  "
                 f"{topic}{one_line(hit.preview)}")
         typer.echo(line if len(line) <= width else line[: width - 1] + "…")
         if explain and hit.evidence:

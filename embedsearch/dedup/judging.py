@@ -74,7 +74,7 @@ def decide(report: DuplicateReport, ids: Sequence[str], on_duplicate: str) -> np
         first = report.pairs[0]
         raise DuplicateError(f"{len(flagged)} of the {len(ids)} new abstracts duplicate indexed ones ({first.a!r} is "
                              f"{first.verdict} to {first.b!r}, cosine {first.cosine:.3f}); nothing was added: skip "
-                             "the duplicates or add them anyway (on_duplicate skip or add)", report)
+                             "the duplicates or add them anyway", report)  # each front end names its own option
     return np.array([on_duplicate == "add" or i not in flagged for i in ids], dtype=bool)
 
 

@@ -35,6 +35,8 @@ class LibraryMatch:
     embedded: tuple[tuple[str, str], ...]  # (entry, text)
     unmatched: tuple[str, ...]
     problems: tuple[str, ...]
+    entries: tuple[str, ...] = ()  # every entry of the library in its order, with what became of it
+
 
     def summary(self) -> str:
         return (f"{len(self.matched)} matched, {len(self.embedded)} unmatched with text (used as seeds), "
@@ -48,20 +50,24 @@ class LibraryMatch:
 
 def match(reader: Fanout, rows: list[tuple[str, dict[str, Any] | Problem]]) -> LibraryMatch:
     known = identifiers(reader.snapshot)
-    matched, embedded, unmatched, problems = [], [], [], []
+    matched, embedded, unmatched, problems, entries = [], [], [], [], []
     for where, entry in rows:
         if isinstance(entry, Problem):
             problems.append(str(entry))
+            entries.append(f"{entry}: unreadable, left out")
             continue
         name = f"{where} ({entry.get('id', '')})"
         found = _find(reader, entry, known)
         if found is not None:
             matched.append(Matched(name, *found))
+            entries.append(f"{name}: paper {found[0]} of the index (by {found[1]})")
         elif text_of(entry).strip():
             embedded.append((name, text_of(entry)))
+            entries.append(f"{name}: not in the index; its text is a seed")
         else:
             unmatched.append(name)
-    return LibraryMatch(tuple(matched), tuple(embedded), tuple(unmatched), tuple(problems))
+            entries.append(f"{name}: not in the index and no title or abstract: left out")
+    return LibraryMatch(tuple(matched), tuple(embedded), tuple(unmatched), tuple(problems), tuple(entries))
 
 
 IDENTIFIERS = {"doi": ("doi",), "arxiv": ("eprint", "arxiv", "arxiv_id")}

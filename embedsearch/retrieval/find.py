@@ -43,18 +43,44 @@ def find_many(reader: Fanout, queries: Sequence[Query], k: int = 10, mode: Mode 
         answers = reader.search_many([queries[n].text for n in members], max(depth, k), mode, [*filters, *terms])
         for n, answer in zip(members, answers):
             out[n] = _dated(answer, k, sort) if deep else answer
+    if filters and any(not len(a) for a in out.values()):
+        _check_filters(reader.snapshot, filters)
     return [out[n] for n in range(len(queries))]
+
+
+def _check_filters(snapshot: Snapshot, filters: Sequence[str | Filter]) -> None:
+    """A filter no live paper passes is an error naming it, never an empty answer a reader would take for "no
+    paper matches my words" (checked only when an answer came back empty: no cost otherwise)."""
+    from .filters import allowed
+
+    for given in filters:
+        condition = given if isinstance(given, Filter) else Filter.parse(given)
+        masks = [allowed(part, [condition], snapshot.field_kinds) for part in snapshot.parts.values() or [snapshot]]
+        if not any(mask is None or mask.any() for mask in masks):
+            raise InputError(f"filter {given if isinstance(given, str) else condition.field!r}: no paper of this "
+                             f"index passes it ({len(snapshot):,} papers); widen or drop it")
 
 
 def _check_authors(snapshot: Snapshot, queries: Sequence[Query]) -> None:
     """``author:`` on an index none of whose papers has an author field is an error naming the fields it has
-    (as ``year:`` is), never an empty answer a reader would take for "no papers by this author"."""
+    (as ``year:`` is), never an empty answer a reader would take for "no papers by this author"; ``title:`` on
+    an index none of whose papers has a title, likewise."""
     named = next((a for q in queries for a in q.authors), None)
     kinds = snapshot.field_kinds
     if named is not None and not {"authors", "author"} & set(kinds):
         listed = ", ".join(sorted(kinds)) or "none (this corpus has no metadata)"
         raise InputError(f"author:{named!r}: no paper of this index has an author field (authors or author); "
                          f"fields: {listed}")
+    titled = next((t for q in queries for t in q.titles), None)
+    if titled is not None and not _has_titles(snapshot):
+        raise InputError(f"title:{titled!r}: no paper of this index has a title (its abstracts came without one); "
+                         "search the words without title:")
+
+
+def _has_titles(snapshot: Snapshot) -> bool:
+    """Whether any paper has a title word (read from the word postings' vocabularies, first use only)."""
+    return any(any(key.startswith("t:") for key in segment.words.vocab)
+               for part in snapshot.parts.values() or [snapshot] for segment in part.segments)
 
 
 def _dated(answer: Answer, k: int, sort: Sort) -> Answer:

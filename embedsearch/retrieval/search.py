@@ -97,8 +97,8 @@ SCORES = {"hybrid": "the fused score (meaning and words, each relative to the be
 
 def score_note(mode: Mode) -> str:
     """What the number beside a result is, in one line: the score that orders them; the band is a label."""
-    return (f"Ordered by {SCORES[mode]}; close, related and distant say how close in meaning each is "
-            "(cosine), whatever the order.")
+    return (f"score: {SCORES[mode]}, which orders the list; band: close, related or distant, read from the "
+            "cosine beside it (how close in meaning), whatever the order.")
 
 
 def best_match(hits: Sequence[Hit]) -> BestMatch:

@@ -27,6 +27,13 @@ class AffinitySettings:
     def __post_init__(self) -> None:
         check(self, top=(1, None), keep=(1, None), evidence=(0, None), power=(0, 10))
 
+    def scale(self) -> str:
+        """What a score means, in words: the sum, its weights and its range (printed beside the scores)."""
+        most = sum(1 / i ** self.power for i in range(1, self.top + 1))
+        return (f"a score is the sum of a submission's {self.top} highest cosines to a reviewer's publications, the "
+                f"i-th weighted 1/i{'' if self.power == 1 else f'^{self.power:g}'}: from 0 to {most:.2f} (every "
+                "publication identical), not a cosine")
+
 
 @dataclass(frozen=True)
 class ConflictSettings:

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Security
 from fastapi.security import HTTPBearer
 
 from ..corpus import Document
-from ..errors import IdConflictError, UnknownIdError
+from ..errors import DuplicateError, IdConflictError, UnknownIdError
 from ..index import Index
 from ..retrieval.search import Answer
 from ..retrieval.settings import SearchSettings
@@ -138,6 +138,8 @@ def documents_router(service: Service, write: Any) -> APIRouter:
                 index.add(documents, wait=wait, encoder=live.encoder)
         except IdConflictError as exc:
             raise ApiError(409, str(exc).replace(str(live.path), "the index")) from None
+        except DuplicateError as exc:
+            raise ApiError(409, f'{exc} ("on_duplicate": "skip" or "add")') from None
         served = live.refresh()
         skipped = [] if report is None or body.on_duplicate != "skip" else sorted({p.a for p in report.pairs})
         return {"added": len(documents) - len(skipped), "generation": index.generation,

@@ -14,8 +14,7 @@ from fastapi.responses import PlainTextResponse
 
 from ..corpus import Document
 from ..corpus.readable import readable
-from ..dedup import DuplicateReport
-from ..disk.csvout import Writer
+from ..dedup.batch import submissions, write_csv
 from ..errors import EmbedsearchError
 from ..index import Index
 from .api import DISPLAY, PATH_ID_PARAM, Service, only
@@ -102,41 +101,10 @@ def by_id(index: Index) -> Callable[[str], Document]:
     return lambda doc_id: docs.get([docs.row_of[doc_id]])[0]
 
 
-def submissions(report: DuplicateReport, documents: list[Document],
-                indexed: Callable[[str], Document]) -> list[dict[str, Any]]:
-    """One row per submission, in the batch's order: its flagged pair of highest cosine (with another
-    submission or an indexed paper) and the match's title, or "no duplicate"."""
-    new = {d.id: d for d in documents}
-    best: dict[str, Any] = {}
-    for pair in report.pairs:
-        for own, other in ((pair.a, pair.b), (pair.b, pair.a)):
-            if own in new and (own not in best or pair.cosine > best[own][0].cosine):
-                best[own] = (pair, other)
-    rows = []
-    for doc in documents:
-        row: dict[str, Any] = {"id": doc.id, "title": readable(doc.title) or doc.readable().first_sentence(),
-                               "verdict": "no duplicate"}
-        if doc.id in best:
-            pair, other = best[doc.id]
-            match = (new[other] if other in new else indexed(other)).readable()
-            row.update(verdict=pair.verdict, match=other, match_title=match.title or match.first_sentence(),
-                       cosine=round(pair.cosine, 4), overlap=round(pair.overlap, 4))
-        rows.append(row)
-    return rows
-
-
-COLUMNS = ("submission", "title", "verdict", "matched paper", "matched title", "cosine", "wording shared (%)")
-
-
 def csv_rows(rows: list[dict[str, Any]], judged: int) -> PlainTextResponse:
     """The batch's rows as CSV a spreadsheet opens: titles as plain text, numbers as numbers."""
     out = io.StringIO()
-    writer = Writer(out)
-    writer.row(COLUMNS)
-    for r in rows:
-        writer.row([r["id"], r["title"] or "", r["verdict"], r.get("match") or "", r.get("match_title") or "",
-                    None if r.get("cosine") is None else round(r["cosine"], 3),
-                    None if r.get("overlap") is None else round(100 * r["overlap"])])
+    write_csv(rows, out)
     return PlainTextResponse(out.getvalue(), media_type="text/csv",
                              headers={"X-Judged": str(judged), "Content-Disposition": "attachment; filename=duplicates.csv"})
 
