@@ -32,6 +32,11 @@ class FieldConflictError(InputError):
     """A metadata value of another kind than its field holds (in the index, or earlier in the same input)."""
 
 
+class EmptyFilterError(InputError):
+    """A filter no live paper of the index passes: an error naming it, never an empty answer (CLI exit 2; the API
+    answers 409, the request conflicting with what the index holds)."""
+
+
 class DuplicateError(InputError):
     """New abstracts duplicate indexed ones and the caller chose to refuse them; ``report`` holds the evidence."""
 

@@ -42,13 +42,16 @@ def test_a_hostile_cell_is_written_as_text_and_read_back_as_it_was(text):
 def test_dedup_csv_guards_hostile_ids(tmp_path):
     text = "Spiking networks learn temporal codes from sparse events with surrogate gradients on neuromorphic chips."
     corpus = tmp_path / "p.jsonl"
-    corpus.write_text("".join(json.dumps({"id": i, "abstract": text}) + "\n" for i in HOSTILE[:2]))
+    corpus.write_text("".join(json.dumps({"id": i, "title": f"@Title {n}", "abstract": text}) + "\n"
+                              for n, i in enumerate(HOSTILE[:2])))
     run_cli("build", str(corpus), "--index", str(tmp_path / "i"), "--model", "hashing-384", check=True)
-    run_cli("dedup", "--index", str(tmp_path / "i"), "--csv", str(tmp_path / "pairs.csv"), check=True)
+    shown = run_cli("dedup", "--index", str(tmp_path / "i"), "--csv", str(tmp_path / "pairs.csv"), check=True).stdout
     table = cells_of((tmp_path / "pairs.csv").read_text())
     assert len(table) == 2 and {unguarded(table[1][2]), unguarded(table[1][3])} == set(HOSTILE[:2])
     assert_safe(table)
     assert float(table[1][5]) > 0.99  # the cosine, a number
+    assert table[0][-2:] == ["a title", "b title"] and {unguarded(c) for c in table[1][-2:]} == {"@Title 0", "@Title 1"}
+    assert "(@Title 0)" in shown and "(@Title 1)" in shown  # titles beside ids in the text too
 
 
 def test_assign_and_its_scores_round_trip_hostile_ids(tmp_path):

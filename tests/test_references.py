@@ -44,7 +44,7 @@ def test_bibtex_escapes_latex_specials_keeps_math_and_keys_are_unique():
     text = render("bibtex", PAPERS)
     assert r"Attention \& Memory: 50\% of $O(n^2)$ with \{Braces\} and \#tags\_under" in text
     assert "$x_i^2$" in text and r"\textasciitilde{}tildes" in text
-    assert citation_keys(PAPERS) == ["vaswani2017attention", "vaswani2017attentiona", "anonabstract"]
+    assert citation_keys(PAPERS) == ["vaswani2017attention", "vaswani2017attentiona", "abstractno"]  # never anon
     assert "@article{vaswani2017attention," in text and "@article{vaswani2017attentiona," in text
 
 
@@ -106,3 +106,63 @@ def test_a_library_of_an_unknown_kind_is_refused(tmp_path):
     (tmp_path / "x.txt").write_text("hello")
     with pytest.raises(InputError, match=r"unknown kind '\.txt'"):
         read_library(tmp_path / "x.txt")
+
+
+
+ARXIV = [  # as arXiv writes them: LaTeX in titles and abstracts, the id the only date, a category field
+    paper_record("0704.1269", r"Cosmic M\'enage \`a Trois: {\it Marginally consistent} $\Lambda$CDM",
+                 r"We show that the Universe's {\em expansion} is M\"uller-consistent at $z \sim 1$.",
+                 {"authors": ["Jane Doe", "R. \\'Alvarez"], "categories": "astro-ph gr-qc"}),
+    paper_record("hep-th/9901001", "Strings on a plain title", "No LaTeX here: 50% of cases & more.", {}),
+]
+SHOWN = {"0704.1269": "Cosmic Ménage à Trois: Marginally consistent $\\Lambda$CDM",
+         "hep-th/9901001": "Strings on a plain title"}
+
+
+def test_arxiv_papers_export_as_arxiv_does_latex_passing_through_and_decoding_back_to_what_the_page_shows():
+    import bibtexparser
+    from bibtexparser.middlewares import LatexDecodingMiddleware
+
+    from embedsearch.corpus.readable import readable
+
+    text = render("bibtex", ARXIV)
+    assert r"title = {{Cosmic M\'enage \`a Trois: {\it Marginally consistent} $\Lambda$CDM}}" in text  # as written
+    assert r"textbackslash" not in text and r"\{\it" not in text
+    assert r"50\% of cases \& more" in text  # plain text keeps its escaping
+    parsed = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware(keep_math_mode=True)])
+    first, second = parsed.entries
+    assert first.entry_type == "misc" and first.key == "doe2007cosmic" and second.key == "strings1999plain"
+    wanted = {"eprint": "0704.1269", "archiveprefix": "arXiv", "primaryclass": "astro-ph", "year": "2007",
+              "doi": "10.48550/arXiv.0704.1269", "url": "https://arxiv.org/abs/0704.1269"}
+    assert {f.key: f.value for f in first.fields if f.key in wanted} == wanted
+    for entry, paper in zip(parsed.entries, ARXIV):
+        shown = readable(paper["title"], keep_math=True)  # the page typesets the math
+        assert " ".join(entry["title"].split()) == shown == SHOWN[paper["id"]]  # what the page shows
+    csl_items = json.loads(render("csl-json", ARXIV))
+    assert csl_items[0]["title"] == SHOWN["0704.1269"] and csl_items[0]["type"] == "article"
+    assert csl_items[0]["DOI"] == "10.48550/arXiv.0704.1269" and csl_items[0]["issued"] == {"date-parts": [[2007]]}
+    assert csl_items[0]["author"][1] == {"family": "Álvarez", "given": "R."}
+    assert "Müller" in csl_items[0]["abstract"] and "$z \\sim 1$" in csl_items[0]["abstract"]
+    ris_text = render("ris", ARXIV)
+    assert "TI  - Cosmic Ménage à Trois: Marginally consistent $\\Lambda$CDM" in ris_text
+    assert "DO  - 10.48550/arXiv.0704.1269" in ris_text and "TY  - UNPB" in ris_text and "PY  - 1999" in ris_text
+
+
+def test_citeproc_renders_every_entry_with_its_year_authors_and_a_unicode_title(tmp_path):
+    """A real citation processor (citeproc-py, Harvard style) reads the CSL-JSON export: no "n.d." where the
+    year is known or comes from the arXiv id, the authors the index has, the title in Unicode. (citeproc-py's
+    own BibTeX reader knows no font or math macros, so the BibTeX is checked by bibtexparser's decoding above;
+    pandoc's citeproc, which reads it, is not installed here.)"""
+    from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
+    from citeproc.source.json import CiteProcJSON
+
+    source = CiteProcJSON(json.loads(render("csl-json", ARXIV)))
+    style = CitationStylesStyle("harvard-cite-them-right", validate=False)  # the style citeproc-py ships
+    bibliography = CitationStylesBibliography(style, source, formatter.plain)
+    for key in [p["id"] for p in ARXIV]:
+        bibliography.register(Citation([CitationItem(key)]))
+    rendered = [str(entry) for entry in bibliography.bibliography()]
+    assert len(rendered) == 2 and not any("n.d." in r for r in rendered), rendered
+    doe = next(r for r in rendered if "Doe" in r)
+    assert "2007" in doe and "Ménage" in doe and "Álvarez" in doe and "\\" not in doe.split("$")[0], doe
+    assert "1999" in next(r for r in rendered if "Strings" in r)

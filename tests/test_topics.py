@@ -164,7 +164,7 @@ def test_search_hits_show_their_topic_label_once_topics_exist(model, bundled_ind
     monkeypatch.setenv("COLUMNS", "250")  # a wide terminal: the line is not cut
     table = run_cli("search", "regret bounds for adversarial bandits", "--index", str(bundled_index.path), "-k", "1",
                     check=True).stdout
-    hit_id = table.split()[3]  # rank, cosine, band, id
+    hit_id = table.splitlines()[1].split()[4]  # under the header: rank, score, band, cosine, id
     from embedsearch.topics import cached
 
     topic = cached(bundled_index.snapshot).topic_of(hit_id)  # the newest fit (another test may refit with options)

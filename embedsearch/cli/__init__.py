@@ -4,7 +4,7 @@ Tables go to stdout, progress and errors to stderr; ``--json`` prints machine-re
 Heavy libraries load inside the commands that need them so that ``search`` starts fast.
 """
 
-from . import chairs, explore, manage, recommend, reviewers, search, serve, watch
+from . import chairs, dedup, explore, manage, recommend, reviewers, search, serve, watch
 from .app import app
 
 # The help lists commands in the order a newcomer needs them, each group under its heading.

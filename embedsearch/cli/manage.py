@@ -83,7 +83,7 @@ def add(sources: list[Path] = typer.Argument(..., help="Corpus files to add."),
     from ..dedup import ON_DUPLICATE
     from ..errors import DuplicateError, check_choice
     from ..index import Index
-    from .explore import print_report
+    from .dedup import print_report
 
     check_choice("--on-duplicate", on_duplicate, ON_DUPLICATE)
     idx = Index.load(index)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from .problems import Problem
-from .references import (arxiv_id, citation_keys, from_latex, index_id, normal_doi, note_of, person, record, to_latex,
-                         year_of)
+from .references import (arxiv_doi, arxiv_id, citation_keys, from_latex, index_id, normal_doi, note_of, person,
+                         record, to_latex, year_of)
 
 
 def rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
@@ -49,7 +49,9 @@ def entry_record(key: str, fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def write(items: Sequence[dict[str, Any]]) -> str:
-    """Records as BibTeX (``@article`` with an abstract, keys ``author year firstword``)."""
+    """Records as BibTeX, keys ``author year firstword``: a paper with an arXiv id as arXiv's own export makes
+    it (``@misc`` with ``eprint``, ``archiveprefix``, ``primaryclass``, ``doi`` and ``url``), others as
+    ``@article``. Text that is LaTeX already passes through as written; plain text is escaped (``to_latex``)."""
     import bibtexparser
     from bibtexparser.model import Entry, Field
 
@@ -58,13 +60,20 @@ def write(items: Sequence[dict[str, Any]]) -> str:
         fields = [Field("title", "{" + to_latex(item["title"]) + "}")] if item.get("title") else []
         if item.get("authors"):
             fields.append(Field("author", " and ".join(to_latex(a) for a in item["authors"])))
-        fields += [Field(name, to_latex(str(item[name]))) for name in ("year", "doi") if item.get(name)]
-        if item.get("eprint"):
-            fields += [Field("eprint", item["eprint"]), Field("archiveprefix", "arXiv")]
+        if item.get("year"):
+            fields.append(Field("year", str(item["year"])))
+        eprint = item.get("eprint")
+        if eprint:
+            fields += [Field("eprint", eprint), Field("archiveprefix", "arXiv")]
+            fields += [Field("primaryclass", item["category"])] if item.get("category") else []
+        if item.get("doi") or eprint:
+            fields.append(Field("doi", item.get("doi") or arxiv_doi(eprint)))
+        if eprint:
+            fields.append(Field("url", f"https://arxiv.org/abs/{eprint}"))
         if item.get("venue"):
             fields.append(Field("journal", to_latex(str(item["venue"]))))
         if item.get("abstract"):
             fields.append(Field("abstract", to_latex(item["abstract"])))
         fields.append(Field("note", to_latex(note_of(item["id"]))))
-        library.add(Entry("article", key, fields))
+        library.add(Entry("misc" if eprint and not item.get("venue") else "article", key, fields))
     return bibtexparser.write_string(library)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .problems import Problem
-from .references import arxiv_id, index_id, normal_doi, note_of, person, record, year_of
+from .references import arxiv_doi, arxiv_id, index_id, normal_doi, note_of, person, plain_text, record, year_of
 
 
 def rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
@@ -56,20 +56,24 @@ def zotero_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
 
 
 def write(items: Sequence[dict[str, Any]]) -> str:
+    """Records as CSL-JSON, plain text (LaTeX decoded to Unicode, math kept as ``$...$``); a paper with an arXiv
+    id an ``article`` (CSL's type for a preprint) with arXiv's DOI, address and id as ``number``."""
     out = []
     for item in items:
-        entry: dict[str, Any] = {"id": item["id"], "type": "article-journal"}
-        entry.update({k: item[k] for k in ("title", "abstract") if item.get(k)})
+        eprint = item.get("eprint")
+        entry: dict[str, Any] = {"id": item["id"], "type": "article" if eprint and not item.get("venue")
+                                 else "article-journal"}
+        entry.update({k: plain_text(item[k]) for k in ("title", "abstract") if item.get(k)})
         if item.get("authors"):
-            entry["author"] = [_name(a) for a in item["authors"]]
+            entry["author"] = [_name(plain_text(a) or a) for a in item["authors"]]
         if item.get("year"):
             entry["issued"] = {"date-parts": [[int(item["year"])]]}
-        if item.get("doi"):
-            entry["DOI"] = item["doi"]
-        if item.get("eprint"):
-            entry["URL"] = f"https://arxiv.org/abs/{item['eprint']}"
+        if item.get("doi") or eprint:
+            entry["DOI"] = item.get("doi") or arxiv_doi(eprint)
+        if eprint:
+            entry.update(URL=f"https://arxiv.org/abs/{eprint}", number=f"arXiv:{eprint}", publisher="arXiv")
         if item.get("venue"):
-            entry["container-title"] = item["venue"]
+            entry["container-title"] = plain_text(item["venue"])
         entry["note"] = note_of(item["id"])
         out.append(entry)
     return json.dumps(out, ensure_ascii=False, indent=1)

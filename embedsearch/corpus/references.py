@@ -9,11 +9,12 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-FIELDS = ("id", "title", "abstract", "authors", "year", "doi", "eprint", "venue", "index_id")
+FIELDS = ("id", "title", "abstract", "authors", "year", "doi", "eprint", "category", "venue", "index_id")
 _STOP = {"a", "an", "the", "on", "of", "for", "and", "to", "in", "with", "towards", "toward", "from", "via", "is"}
 _INDEX_ID = re.compile(r"embedsearch id: (.+)$")
 _DOI = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _ARXIV = re.compile(r"(?:arxiv[:/]|abs/|^)(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE)
+_COMMAND = re.compile(r"\\(?:[A-Za-z]+|['\"`^~=.])")
 _MATH = re.compile(r"(\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\])", re.DOTALL)
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
             "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "$": r"\$"}
@@ -30,9 +31,31 @@ def from_latex(text: str | None) -> str | None:
 
 
 def to_latex(text: str) -> str:
-    """Text as BibTeX holds it: LaTeX's special characters escaped outside math, math kept as written."""
+    """Text as BibTeX holds it: text that is LaTeX already (arXiv's titles and abstracts: accents, font
+    commands, math) as written; plain text with LaTeX's special characters escaped outside math."""
+    if is_latex(text):
+        return text
     parts = _MATH.split(text)
     return "".join(p if i % 2 else "".join(_SPECIAL.get(ch, ch) for ch in p) for i, p in enumerate(parts))
+
+
+def is_latex(text: str) -> bool:
+    """Whether ``text`` is written in LaTeX: it holds a command or an accent (``\\it``, ``\\'e``) and its braces
+    and dollars pair up (a lone ``{`` or ``$`` in plain text is escaped instead)."""
+    if not _COMMAND.search(text) or text.count("$") % 2:
+        return False
+    depth = 0
+    for ch in re.sub(r"\\[{}]", "", text):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def plain_text(text: str | None) -> str | None:
+    """Text as a plain-text format (RIS, CSL-JSON) holds it: LaTeX decoded to Unicode (``M\\'enage`` is
+    ``Ménage``), math kept as ``$...$``; plain text as it is."""
+    return from_latex(text) if text and is_latex(text) else text
 
 
 def normal_title(title: str | None) -> str:
@@ -87,25 +110,44 @@ def year_of(value: Any) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def arxiv_doi(eprint: str) -> str:
+    """The DOI arXiv gives every paper (DataCite), as its own BibTeX export names it."""
+    return f"10.48550/arXiv.{eprint}"
+
+
+def arxiv_year(identifier: str) -> int | None:
+    """The year an arXiv id was issued in: ``0704.1269`` (``YYMM.NNNN``, from April 2007) or ``hep-th/9901001``."""
+    found = re.fullmatch(r"(\d\d)(\d\d)\.\d{4,5}|[a-z\-]+(?:\.[a-z]{2})?/(\d\d)(\d\d)\d{3}", identifier or "")
+    if not found:
+        return None
+    year, month = (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
+    if not 1 <= int(month) <= 12:
+        return None
+    return 2000 + int(year) if int(year) < 91 else 1900 + int(year)
+
+
 def record(**values: Any) -> dict[str, Any]:
     """A record with the shared fields that have a value (empty strings and lists dropped)."""
     return {k: v for k, v in values.items() if k in FIELDS and v not in (None, "", [], ())}
 
 
 def _surname(authors: Sequence[str]) -> str:
+    """The first author's family name, folded (``Last, First`` and ``First Last`` alike); '' without authors."""
     if not authors:
-        return "anon"
-    last = authors[0].split()[-1] if authors[0].split() else "anon"
-    return normal_title(last).replace(" ", "") or "anon"
+        return ""
+    name = authors[0].partition(",")[0] if "," in authors[0] else (authors[0].split() or [""])[-1]
+    return normal_title(name).replace(" ", "")
 
 
 def citation_keys(records: Iterable[dict[str, Any]]) -> list[str]:
-    """``author year firstword`` keys (``vaswani2017attention``), made unique with a, b, ... in order."""
+    """``author year firstword`` keys (``vaswani2017attention``), made unique with a, b, ... in order; a paper
+    without authors takes its title's first word in their place (``cosmic2007menage``), never ``anon``."""
     used: set[str] = set()
     keys = []
     for item in records:
         words = [w for w in normal_title(item.get("title") or item.get("abstract") or "").split() if w not in _STOP]
-        base = f"{_surname(item.get('authors') or [])}{item.get('year') or ''}{words[0] if words else ''}"
+        who = _surname(item.get("authors") or []) or (words.pop(0) if words else "")
+        base = f"{who}{item.get('year') or ''}{words[0] if words else ''}"
         base = re.sub(r"[^a-z0-9]", "", base) or "ref"
         key, n = base, 0
         while key in used:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .problems import Problem
-from .references import arxiv_id, index_id, normal_doi, note_of, person, record, year_of
+from .references import arxiv_doi, arxiv_id, index_id, normal_doi, note_of, person, plain_text, record, year_of
 
 
 def rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | Problem]]:
@@ -56,21 +56,27 @@ def entry_record(entry: dict[str, Any], default_id: str) -> dict[str, Any]:
 
 
 def write(items: Sequence[dict[str, Any]]) -> str:
+    """Records as RIS, plain text (LaTeX decoded to Unicode, math kept as ``$...$``); a paper with an arXiv id
+    a preprint (``UNPB``) with arXiv's DOI and address, as in CSL-JSON."""
     import rispy
 
     def flat(value: Any) -> str:
-        return " ".join(str(value).split())
+        return " ".join(str(plain_text(str(value))).split())
 
     entries = []
     for item in items:
-        entry: dict[str, Any] = {"type_of_reference": "JOUR", "id": flat(item["id"])}
-        entry.update({k: flat(item[k]) for k in ("title", "abstract", "year", "doi") if item.get(k)})
+        eprint = item.get("eprint")
+        entry: dict[str, Any] = {"type_of_reference": "UNPB" if eprint and not item.get("venue") else "JOUR",
+                                 "id": " ".join(str(item["id"]).split())}
+        entry.update({k: flat(item[k]) for k in ("title", "abstract", "year") if item.get(k)})
+        if item.get("doi") or eprint:
+            entry["doi"] = item.get("doi") or arxiv_doi(eprint)
         if item.get("authors"):
             entry["authors"] = [flat(a) for a in item["authors"]]
         if item.get("venue"):
             entry["journal_name"] = flat(item["venue"])
-        if item.get("eprint"):
-            entry["urls"] = [f"https://arxiv.org/abs/{item['eprint']}"]
-        entry["notes"] = [flat(note_of(item["id"]))]
+        if eprint:
+            entry["urls"] = [f"https://arxiv.org/abs/{eprint}"]
+        entry["notes"] = [" ".join(note_of(item["id"]).split())]
         entries.append(entry)
     return rispy.dumps(entries)

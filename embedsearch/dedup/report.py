@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
@@ -110,14 +110,16 @@ class DuplicateReport:
         return {"groups": [g.to_json() for g in self.groups], "judged": len(self.ids), "kept": len(self.selected),
                 "duplicate_ratio": round(self.duplicate_ratio, 6)}
 
-    def write_csv(self, fh: TextIO) -> None:
-        """Every flagged pair, one CSV row each (``dedup --csv`` and the page's batch report)."""
+    def write_csv(self, fh: TextIO, titles: Callable[[str, str], str] | None = None) -> None:
+        """Every flagged pair, one CSV row each (``dedup --csv``); with ``titles`` (``titles(side, id)``, side
+        ``a`` or ``b``: with an ``--against`` corpus, ``a`` is new and ``b`` existing) each id's title beside it."""
         writer = Writer(fh)
-        writer.row(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages"])
+        named = ["a title", "b title"] if titles else []
+        writer.row(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages", *named])
         for number, group in enumerate(self.groups, start=1):
             for p in group.pairs:
                 writer.row([number, group.kept, p.a, p.b, p.verdict, round(p.cosine, 4), round(p.overlap, 4),
-                            " | ".join(p.passages)])
+                            " | ".join(p.passages), *([titles("a", p.a), titles("b", p.b)] if titles else [])])
 
 
 def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]]) -> tuple[DuplicateGroup, ...]:

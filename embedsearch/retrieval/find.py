@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..errors import InputError, check_choice
+from ..errors import EmptyFilterError, InputError, check_choice
 from ..store.snapshot import Snapshot
 from .evidence import explain
 from .fielded import Fielded
@@ -57,7 +57,7 @@ def _check_filters(snapshot: Snapshot, filters: Sequence[str | Filter]) -> None:
         condition = given if isinstance(given, Filter) else Filter.parse(given)
         masks = [allowed(part, [condition], snapshot.field_kinds) for part in snapshot.parts.values() or [snapshot]]
         if not any(mask is None or mask.any() for mask in masks):
-            raise InputError(f"filter {given if isinstance(given, str) else condition.field!r}: no paper of this "
+            raise EmptyFilterError(f"filter {given if isinstance(given, str) else condition.field!r}: no paper of this "
                              f"index passes it ({len(snapshot):,} papers); widen or drop it")
 
 

@@ -15,8 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from ..errors import (CorruptIndexError, DuplicateError, EmbedsearchError, FieldConflictError, IdConflictError,
-                      IndexLockedError, InputError, UnknownIdError)
+from ..errors import (CorruptIndexError, DuplicateError, EmbedsearchError, EmptyFilterError, FieldConflictError,
+                      IdConflictError, IndexLockedError, InputError, UnknownIdError)
 from .settings import LIMITS
 
 log = logging.getLogger("embedsearch.serve")
@@ -83,7 +83,7 @@ def _routes(routes):
 
 STATUS: tuple[tuple[type[EmbedsearchError], int], ...] = (
     (IndexLockedError, 503), (CorruptIndexError, 500), (UnknownIdError, 404), (IdConflictError, 409),
-    (FieldConflictError, 409), (DuplicateError, 409), (InputError, 400))
+    (FieldConflictError, 409), (DuplicateError, 409), (EmptyFilterError, 409), (InputError, 400))
 
 
 def _ours(request: Request, exc: EmbedsearchError) -> JSONResponse:

@@ -231,7 +231,8 @@ WHY = {400: "bad input (a malformed filter, a path holding a control character)"
        401: "no bearer token sent (the answer carries WWW-Authenticate: Bearer)",
        403: "a wrong token, or a read-only server",
        404: "no such document", 409: "a conflict with the index: an id it holds or one the request gives twice, a metadata value of "
-            "another kind than its field holds, or (refused) a new abstract that duplicates an indexed one", 413: "request body too large",
+            "another kind than its field holds, (refused) a new abstract that duplicates an indexed one, or a filter no "
+            "paper of it passes", 413: "request body too large",
        414: "query too long for GET (send it with POST)", 422: "a malformed body, field or query parameter",
        503: "busy (writes waiting, topics being computed); retry after Retry-After seconds"}
 

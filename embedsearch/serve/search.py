@@ -31,7 +31,7 @@ def router(service: Service) -> APIRouter:
     api = APIRouter(tags=["search"])
 
     @api.get("/search", dependencies=[only("q", "k", "offset", "mode", "filter", "display", "format", "sort")],
-             response_model=SearchOut, response_model_exclude_unset=True, responses={**errors(414), **EXPORTS})
+             response_model=SearchOut, response_model_exclude_unset=True, responses={**errors(409, 414), **EXPORTS})
     def search(q: str = Query(..., description=f"Free-text query in the grammar: {GRAMMAR}.", json_schema_extra={
                    "pattern": QUERY, "maxLength": LIMITS.get_query_chars}), k: int = Query(10, ge=1, le=LIMITS.k),
                offset: int = Query(0, ge=0, le=LIMITS.offset, description="Results to skip: the next page "
@@ -47,7 +47,8 @@ def router(service: Service) -> APIRouter:
             return exported(format, hits[offset:])
         return {"query": q, "generation": served.index.generation, **hits_json(hits, display, offset, k)}
 
-    @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, response_model_exclude_unset=True, responses=errors())
+    @api.post("/search", dependencies=[only()], response_model=SearchBatchOut, response_model_exclude_unset=True,
+              responses=errors(409))
     def search_batch(body: SearchBatch):
         """Many queries at once, answered with one batched encode."""
         served = service.current()
