@@ -99,22 +99,8 @@ def cached(snapshot: Snapshot) -> TopicModel | None:
     return None
 
 
-def damaged(root: Path) -> list[Path]:
-    """The saved topic results of the index at ``root`` that fail their checksums or do not read."""
-    folder = root / FOLDER
-    found = []
-    for item in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if item.name.startswith("."):
-            continue
-        try:
-            load(item)
-        except EmbedsearchError:
-            found.append(item)
-    return found
-
-
-def problems(root: Path) -> list[str]:
-    """What is wrong with the saved topic results of the index at ``root``, one line each."""
+def faults(root: Path) -> list[tuple[Path, str]]:
+    """Each saved topic result of the index at ``root`` that fails its checksums or does not read, with why."""
     folder = root / FOLDER
     found = []
     for item in sorted(folder.iterdir()) if folder.is_dir() else []:
@@ -123,5 +109,15 @@ def problems(root: Path) -> list[str]:
         try:
             load(item)
         except EmbedsearchError as exc:
-            found.append(f"{exc} (search is unaffected)")
+            found.append((item, str(exc)))
     return found
+
+
+def damaged(root: Path) -> list[Path]:
+    """The saved topic results that ``check --repair`` removes (the next ``topics`` fits them again)."""
+    return [item for item, _ in faults(root)]
+
+
+def problems(root: Path) -> list[str]:
+    """What is wrong with the saved topic results of the index at ``root``, one line each."""
+    return [f"{why} (search is unaffected)" for _, why in faults(root)]
