@@ -128,7 +128,7 @@ def test_the_command_writes_an_assignment_that_meets_every_constraint(tmp_path):
     report = json.loads(result.stdout)
     with out.open() as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == ["submission", "reviewer", "score"]
+    assert list(rows[0]) == ["submission", "reviewer", "score", "submission title", "reviewer name"]
     pairs = tuple((r["submission"], r["reviewer"], float(r["score"])) for r in rows)
     check(type("R", (), {"pairs": pairs})(), table(matrix), AssignSettings(2, 6, 3), {(0, 0), (1, 1)})
     assert report["summary"]["load_histogram"] and len(report["alternates"]["s3"]) == 2
@@ -138,6 +138,26 @@ def test_the_command_writes_an_assignment_that_meets_every_constraint(tmp_path):
                    check=True).stdout  # the alternates without --json too
     named = [f"{a['reviewer']} ({a['score']:.3f})" for a in report["alternates"]["s3"]]
     assert f"  s3: {', '.join(named)}" in text.splitlines()
+
+
+def test_titles_and_names_the_scores_carry_reach_the_assignment(tmp_path):
+    """``affinity`` writes each submission's title and reviewer's name beside the ids; ``assign`` keeps them in
+    its CSV and its alternates, so a chair reads who reviews what without looking ids up."""
+    from embedsearch.disk.csvout import Writer
+
+    scores = tmp_path / "scores.csv"
+    with scores.open("w", newline="") as fh:
+        Writer(fh).rows([("submission", "reviewer", "score", "conflict", "submission title", "reviewer name"),
+                         *((f"s{i}", f"~Rev_Iewer{j}", round(0.1 * (i + 2 * j + 1), 2), "", f"Paper {i}", f"Rev Iewer")
+                           for i in range(3) for j in range(3))])
+    out = tmp_path / "assignment.csv"
+    text = run_cli("assign", "--scores", str(scores), "--per-paper", "1", "--max-load", "1", "--alternates", "1",
+                   "--out", str(out), check=True).stdout
+    with out.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3 and all(r["submission title"] == f"Paper {r['submission'][1:]}" for r in rows)
+    assert all(r["reviewer name"] == "Rev Iewer" for r in rows)
+    assert any(line.startswith("  s0 (Paper 0): ~Rev_Iewer") and "[Rev Iewer]" in line for line in text.splitlines())
 
 
 @pytest.mark.parametrize("content, phrases", [

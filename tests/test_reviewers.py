@@ -101,6 +101,8 @@ def test_the_command_writes_scores_marks_conflicts_and_explains_each_pair(panel,
     pairs = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(pairs) == 9 and all(len(p["evidence"]) == 3 and p["evidence"][0]["title"] for p in pairs)
     assert "from 0 to 2.93" in result.stderr and "not a cosine" in result.stderr  # the scale, stated
+    assert all(r["submission title"] for r in rows)  # beside the ids, for the chair who reads the file
+    assert {r["reviewer"]: r["reviewer name"] for r in rows}["~Ada_Lovelace1"] == "Ada Lovelace"
     top = run_cli("affinity", "--reviewers", str(panel / "archives"), "--submissions", str(panel / "submissions.json"),
                   "--top", "2", "--out", str(tmp_path / "top.csv"), "--model", "hashing-384", "--profiles",
                   str(tmp_path / "p"), check=True)

@@ -49,7 +49,7 @@ def affinity(reviewers: Path = typer.Option(..., "--reviewers", help="Archives f
     from ..embedding.settings import DEFAULT_MODEL
     from ..reviewers import AffinitySettings, ConflictSettings, Matcher, Submissions
     from ..reviewers.conflicts import read_pairs
-    from ..reviewers.scores import write
+    from ..reviewers.scores import reviewer_name, write
 
     settings = AffinitySettings(keep=top)
     rule = ConflictSettings(years=coauthor_years)
@@ -64,8 +64,10 @@ def affinity(reviewers: Path = typer.Option(..., "--reviewers", help="Archives f
     table = matcher.table(subs, listed)
     keep = None if every else top
     if target is not None:
+        titles = {d.id: (d.readable().title or d.readable().first_sentence()) for d in subs.documents}
+        names = {r: reviewer_name(r) for r in matcher.reviewers.ids}
         with durable_file(target, newline="") as fh:
-            written = write(fh, table.pairs(keep, evidence=0))
+            written = write(fh, table.pairs(keep, evidence=0), titles, names)
         typer.echo(f"wrote {written:,} pairs to {out}", err=True)
     if as_json:
         for pair in table.pairs(keep):
@@ -162,9 +164,10 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
     if bids is not None:
         result.summary["score"] = extra.formula(weight)
     if target is not None:
-        with durable_file(Path(os.path.realpath(target)), newline="") as fh:
-            Writer(fh).rows([("submission", "reviewer", "score"),
-                             *((s, r, round(v, 6)) for s, r, v in result.pairs)])
+        with durable_file(Path(os.path.realpath(target)), newline="") as fh:  # titles and names as --scores gave them
+            Writer(fh).rows([("submission", "reviewer", "score", "submission title", "reviewer name"),
+                             *((s, r, round(v, 6), table.titles.get(s, ""), table.names.get(r, ""))
+                               for s, r, v in result.pairs)])
     if written_marginals is not None:
         with durable_file(Path(os.path.realpath(written_marginals)), newline="") as fh:
             Writer(fh).rows([("submission", "reviewer", "probability"),
@@ -177,8 +180,10 @@ def assign(scores: Path = typer.Option(..., "--scores", help="CSV from `embedsea
         typer.echo("alternates: each submission's best unassigned reviewers, by score (the scale of --scores), for "
                    "when one declines")
         for submission, alternates in result.alternates.items():
-            typer.echo(f"  {one_line(submission)}: " + (", ".join(f"{one_line(r)} ({v:.3f})" for r, v in alternates)
-                                                       or "none left within the loads"))
+            title = table.titles.get(submission)
+            typer.echo(f"  {one_line(submission)}{f' ({one_line(title[:60])})' if title else ''}: " +
+                       (", ".join(f"{one_line(r)}{f' [{table.names[r]}]' if table.names.get(r) else ''} ({v:.3f})"
+                                  for r, v in alternates) or "none left within the loads"))
 
 
 def _side_output(path: Path, force: bool, inputs: list[Path | None], check_output) -> Path:

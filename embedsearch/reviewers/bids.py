@@ -80,7 +80,8 @@ def probability(text: str) -> float:
 def aggregate(table: ScoreTable, bids: np.ndarray, weight: dict[str, float]) -> ScoreTable:
     """The table with each pair's score the weighted sum of its affinity and its bid (a missing bid 0)."""
     score = weight["affinity"] * table.score + weight["bid"] * np.nan_to_num(bids, nan=0.0)
-    return ScoreTable(table.submissions, table.reviewers, table.submission, table.reviewer, score, table.conflict)
+    return ScoreTable(table.submissions, table.reviewers, table.submission, table.reviewer, score, table.conflict,
+                      table.titles, table.names)
 
 
 def formula(weight: dict[str, float]) -> str:
