@@ -7,7 +7,7 @@ LOCK_TOOL := .lock-tool
 COMPILE = $(LOCK_TOOL)/bin/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
 	--no-emit-find-links -c requirements/torch.txt
 
-.PHONY: demo test bench install lock check-lock clean
+.PHONY: demo test quick bench install lock check-lock clean
 
 $(VENV)/.installed: pyproject.toml requirements/test.lock
 	python3 -m venv $(VENV)
@@ -27,6 +27,11 @@ demo: $(VENV)/.installed
 # pytest-xdist workers (2 to 4, see tests/conftest.py); the Ray tests share one worker.
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n auto --dist loadgroup
+
+# The first tier, for the edit-test loop: everything but the `system` tests (Ray, Chromium, Schemathesis,
+# SIGKILL, the second CPU code path; tests/conftest.py marks them).
+quick: $(VENV)/.installed
+	$(PY) -m pytest -q -n auto --dist loadgroup -m "not system"
 
 # The benchmarks' comparison libraries (semhash, txtai's API) are not needed by the tests.
 $(VENV)/.bench-installed: $(VENV)/.installed requirements/bench.lock

@@ -34,6 +34,27 @@ def pytest_xdist_auto_num_workers(config):
     return max(2, min(4, os.cpu_count() or 1))
 
 
+# The second tier: tests that need Ray, Chromium, Schemathesis, processes killed with SIGKILL or the second CPU code
+# path. `make quick` runs the rest (`-m "not system"`); `make test` (what `.ci/run` calls) runs everything.
+SYSTEM_FILES = {"test_distributed.py", "test_serve_cluster.py", "test_serve_fuzz.py", "test_ray_fit.py"}
+SYSTEM_FIXTURES = {"browser", "local_ray"}
+SYSTEM_WORDS = ("sigkill", "killed", "two_cpu_code_paths")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "system: needs Ray, Chromium, Schemathesis, SIGKILL or a second CPU code path "
+                                       "(left out by `make quick`)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if Path(str(item.fspath)).name in SYSTEM_FILES or fixtures & SYSTEM_FIXTURES or \
+                any(word in item.name.lower() for word in SYSTEM_WORDS) or \
+                "SIGKILL" in (getattr(item.function, "__doc__", None) or ""):
+            item.add_marker(pytest.mark.system)
+
+
 def pytest_sessionfinish(session, exitstatus):
     is_worker = hasattr(session.config, "workerinput")
     shutil.rmtree(_SESSION_DIR if is_worker else _ROOT, ignore_errors=True)
