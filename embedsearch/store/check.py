@@ -20,7 +20,7 @@ from . import generation as gen
 from . import sources
 from .metadata import FILE, row_count
 from .generation import SegmentEntry
-from .layout import DELETES, GENERATIONS, LOCK, MANIFEST, SEGMENTS, TOPICS, WATCHES
+from .layout import DELETES, DERIVED_FOLDERS, GENERATIONS, LOCK, MANIFEST, SEGMENTS, TOPICS, WATCHES
 from .lock import OWNER
 from .manifest import Manifest
 from .segment import INFO, Segment
@@ -28,7 +28,7 @@ from .shard_marker import SHARD
 from .watches import problems as watch_problems
 
 KNOWN = {MANIFEST, GENERATIONS, SEGMENTS, DELETES, sources.FOLDER, TOPICS, WATCHES, LOCK, OWNER, SHARD}
-DERIVED_ON_USE = ("words/", "sentences/")  # made on first use for segments written before they were recorded
+DERIVED_ON_USE = tuple(f"{name}/" for name in DERIVED_FOLDERS)  # made on first use where older segments lack them
 
 
 def problems(root: Path, manifest: Manifest, number: int, deep: bool = False) -> list[str]:
