@@ -132,6 +132,9 @@ class Snapshot:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) and (rows.min() < 0 or rows.max() >= len(self)):
             raise IndexError(f"row out of range 0..{len(self) - 1}")
+        if len(self.segments) == 1 and len(rows):  # the common case, without a sort of the page
+            yield 0, np.arange(len(rows)), rows if self._physical[0] is None else self._physical[0][rows]
+            return
         owner = np.searchsorted(self.offsets, rows, side="right") - 1
         for s in np.unique(owner).tolist():
             positions = np.flatnonzero(owner == s)
