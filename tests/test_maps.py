@@ -88,8 +88,9 @@ def test_a_sample_is_drawn_only_when_asked_and_keeps_every_topic(latent_topics, 
     assert f"{len(index):,} papers drawn, {len(model.topics())} topics" in everything
 
 
-def two_levels():
-    """12 crowded topics with long names under 4 broad ones (as an arXiv map has), and their documents."""
+def two_levels(giant: bool = False):
+    """12 crowded topics with long names under 4 broad ones (as an arXiv map has), and their documents; with
+    ``giant``, under 2 broad ones, the first holding three quarters of the papers."""
     from embedsearch import Document
     from embedsearch.topics.results import Topic, TopicModel
 
@@ -102,10 +103,14 @@ def two_levels():
     words = ["neutrino spectrum", "general relativity", "cosmology", "spacetime", "quantum groups", "graphs"]
     fine = tuple(Topic(t, f"kw {t}", 40, (), (ids[t * 40],), tuple(ids[t * 40:(t + 1) * 40]), t % 4,
                        f"{words[t % 6]} in depth {t}") for t in range(12))
-    broad = tuple(Topic(b, f"kw broad {b}", 120, (), (), tuple(i for i, a in zip(ids, assigned) if a % 4 == b), None,
-                        f"broad field {b}") for b in range(4))
-    model = TopicModel((fine, broad), (tuple(int(a) for a in assigned), tuple(int(a) % 4 for a in assigned)), ids,
-                       (), {"seed": 0}, coords, (np.zeros((12, 4), dtype=np.float32), np.zeros((4, 4), dtype=np.float32)))
+    parent = (lambda t: int(t % 4 == 3)) if giant else (lambda t: t % 4)
+    fine = tuple(Topic(t.id, t.label, t.size, (), t.representatives, t.members, parent(t.id), t.name) for t in fine)
+    up = np.array([parent(int(a)) for a in assigned])
+    broad = tuple(Topic(b, f"kw broad {b}", int((up == b).sum()), (), (), tuple(np.array(ids)[up == b]), None,
+                        f"broad field {b}") for b in range(up.max() + 1))
+    model = TopicModel((fine, broad), (tuple(int(a) for a in assigned), tuple(int(a) for a in up)), ids, (),
+                       {"seed": 0}, coords, (np.zeros((12, 4), dtype=np.float32),
+                                         np.zeros((len(broad), 4), dtype=np.float32)))
     docs = [Document(i, f"Paper {i} studies {words[int(a) % 6]} in depth. More text follows here.")
             for i, a in zip(ids, assigned)]
     return model, docs
@@ -127,7 +132,7 @@ def test_labels_follow_the_zoom_inside_the_plot_over_their_own_topics_and_never_
     if narrow:
         assert area["width"] >= 0.95 * width and not page.locator("#legend-list ul").is_visible()
         page.locator("#legend-list summary").click()
-        assert page.locator("#legend-list li").count() == 12
+        assert page.locator("#legend-list li").count() == 12 + 1 + 4  # fine topics, a heading, broad ones
     else:
         assert page.locator("#legend-list ul").is_visible()
     topic_of = {t.title: {t.id} for t in model.levels[0]} | {
@@ -160,7 +165,45 @@ def test_labels_follow_the_zoom_inside_the_plot_over_their_own_topics_and_never_
                 own = np.isin(assigned[under], list(topics))
                 assert own.mean() >= 0.6, (b["text"], factor, own.mean())
     fine_names = {t.title for t in model.levels[0]}
-    assert ((seen[1] | seen[2]) & fine_names) - seen[0]  # closer in, finer topics are named
+    if narrow:
+        assert ((seen[1] | seen[2]) & fine_names) - seen[0]  # closer in, finer topics are named
+    else:
+        assert fine_names <= seen[0] <= seen[1] | seen[2] | seen[0]  # every topic of 8% named at once
+    assert page.errors == []
+    context.close()
+
+
+def shown_labels(page) -> list[tuple[str, str, int, int]]:
+    return page.evaluate("[...document.querySelectorAll('#labels div')].filter(d => d.style.display !== 'none')"
+                         ".map(d => [d.textContent, d.title, +d.dataset.level, +d.dataset.topic])")
+
+
+def test_every_label_names_a_topic_the_legend_lists_none_names_a_giant_and_each_topic_of_1pc_shows_at_once(
+        browser, tmp_path):
+    """Issue 63: on a laptop's first view every fine topic has its label; each label drawn is a legend entry
+    (its level given, since two levels are labelled); a broad topic of three quarters of the papers has none."""
+    from embedsearch.topics.maps import write_html
+
+    model, docs = two_levels(giant=True)
+    context, page = open_map(browser, write_html(model, docs, tmp_path / "map.html", "giant"), 1366, 768)
+    legend = page.evaluate("[...document.querySelectorAll('#legend-list li')].map(li => li.textContent)")
+    assert "Broader topics, level 1" in legend and "level 1 · 0: broad field 0 (360)" in legend
+    for factor in (1, 4):
+        if factor > 1:
+            page.evaluate(f"embedsearchMap.zoom({factor})")
+            page.wait_for_timeout(400)
+        shown = shown_labels(page)
+        assert shown and (1, 0) not in {(level, topic) for _, _, level, topic in shown}
+        for text, title, level, topic in shown:
+            name = model.levels[level][topic].title
+            assert title in legend and title.startswith(f"level {level} · {topic}: {name}")
+            assert name.startswith(text.rstrip("…"))
+        if factor == 1:
+            assert {t.title for t in model.levels[0]} <= {text for text, *_ in shown}
+            boxes = page.evaluate("embedsearchMap.labels()")
+            assert not [(a["text"], b["text"]) for n, a in enumerate(boxes) for b in boxes[n + 1:]
+                        if a["x"] < b["x"] + b["width"] - 0.5 and b["x"] < a["x"] + a["width"] - 0.5
+                        and a["y"] < b["y"] + b["height"] - 0.5 and b["y"] < a["y"] + a["height"] - 0.5]
     assert page.errors == []
     context.close()
 

@@ -74,7 +74,10 @@ def rows_of(result):
 def test_counts_add_up_to_topic_sizes_and_shares_of_a_period_to_one(rising):
     result = run_cli("topics", "--index", str(rising.path), "--over-time", "year", "--json", check=True)
     rows = rows_of(result)
-    assert {"topic", "label", "period", "count", "share", "topic_share", "keywords"} <= set(rows[0])
+    assert {"topic", "name", "label", "period", "count", "share", "topic_share", "keywords"} <= set(rows[0])
+    names = {t["id"]: t["name"] for t in json.loads(run_cli("topics", "--index", str(rising.path), "--json",
+                                                            check=True).stdout)["topics"]}
+    assert all(r["name"] == names[r["topic"]] for r in rows if r["topic"] >= 0)  # one name, as everywhere
     assert [r["period"] for r in rows if r["topic"] == rows[0]["topic"]] == [str(y) for y in range(2010, 2020)]
     topics = json.loads(run_cli("topics", "--index", str(rising.path), "--json", check=True).stdout)
     for topic in topics["topics"]:
@@ -98,7 +101,7 @@ def test_the_table_by_class_csv_and_chart(rising, tmp_path):
     assert "2 classes of 'venue': ICML, NeurIPS" in result.stdout and "of the period" in result.stdout
     with (tmp_path / "t.csv").open() as fh:
         table = list(csv.DictReader(fh))
-    assert list(table[0]) == ["topic", "label", "period", "count", "share", "topic_share", "keywords"]
+    assert list(table[0]) == ["topic", "name", "label", "period", "count", "share", "topic_share", "keywords"]
     assert sum(int(r["count"]) for r in table) == 180
     page = plot.read_text()
     assert "plotly" in page and "<script src=" not in page  # plotly inlined: nothing to fetch

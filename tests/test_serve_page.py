@@ -192,6 +192,7 @@ def test_served_map_rings_meaning_search_hits_and_reads_abstracts_from_the_api(p
     page.wait_for_function("window.embedsearchMap && embedsearchMap.ready", timeout=60_000)
     page.wait_for_function("document.querySelector('#paper p').textContent.includes('Neural CTMC')")
     assert "\\textbf" not in page.locator("#paper p").inner_text()  # the abstract comes rendered from the API
+    assert page.locator("#paper p .katex").count() >= 1 and "$16.36$" not in page.locator("#paper p").inner_text()
     page.fill("#search", "how robots learn from video")
     page.wait_for_function("document.getElementById('count').textContent.includes('ringed')")
     ringed = page.evaluate("embedsearchMap.ringed().map(i => embedsearchMap.id(i))")
@@ -322,7 +323,9 @@ def test_a_page_per_paper_with_similar_papers_and_near_duplicates(page, server, 
     ids = page.locator("#paper .similar > li .id").all_inner_texts()
     assert ids == [h.id for h in metadata_index.similar(CTMC, 5)]
     page.wait_for_function("document.querySelector('#paper .paper-duplicates').textContent.startsWith('None')")
-    assert "topic" in page.locator("#paper .meta").inner_text()
+    topic = page.evaluate(f"fetch('/documents/{quote(CTMC, safe='')}').then(r => r.json()).then(d => d.topic)")
+    parts = page.locator("#paper .meta").inner_text().split(" · ")
+    assert topic["name"] != topic["label"] and f"topic: {topic['name']}" in parts  # the map's name, not keywords
     shots = os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR")
     if shots:
         page.screenshot(path=str(Path(shots) / "serve-paper.png"), full_page=True)

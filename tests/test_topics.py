@@ -69,6 +69,27 @@ def test_levels_nest_from_fine_to_broad(model):
         model.topics(9)
 
 
+def test_a_coarse_topic_is_named_by_what_its_children_share_not_by_its_largest_child(model):
+    """Issue 63: on the bundled fit, no topic of several children takes a child's name, one of a single child
+    (the same papers) takes its child's; in a corpus made for it, the name is the phrase both children hold."""
+    from embedsearch.topics.names import names
+
+    for depth in range(1, len(model.levels)):
+        for topic in model.topics(depth):
+            kids = [c.title for c in model.topics(depth - 1) if c.parent == topic.id]
+            assert (topic.title == kids[0]) if len(kids) == 1 else (topic.title not in kids), (topic.title, kids)
+    texts = ["graph coloring heuristics and shared ground here"] * 40 + ["vortex dynamics and shared ground here"] * 8 \
+        + ["protein folding kinetics"] * 30
+    labels, children = np.array([0] * 48 + [1] * 30), np.array([0] * 40 + [1] * 8 + [2] * 30)
+    encode = lambda phrases: np.ones((len(phrases), 3), dtype=np.float32) / np.sqrt(3)  # noqa: E731 (meaning: a tie)
+    centres = np.eye(3)[:2]
+    plain = names(texts, labels, [0, 1], centres, encode)
+    shared = names(texts, labels, [0, 1], centres, encode, children)
+    assert plain[0] == "graph coloring heuristics" and shared[0] == "shared ground"
+    assert names(texts, labels, [0, 1], centres, encode, None, {0: frozenset({"graph coloring heuristic"})})[0] \
+        != "graph coloring heuristics"  # a child's name, in either number, is never its parent's
+
+
 def test_same_seed_gives_identical_topics_and_coordinates(index_copy, model):
     import shutil
 
@@ -168,7 +189,7 @@ def test_search_hits_show_their_topic_label_once_topics_exist(model, bundled_ind
     from embedsearch.topics import cached
 
     topic = cached(bundled_index.snapshot).topic_of(hit_id)  # the newest fit (another test may refit with options)
-    assert f"[{topic.label if topic else 'unassigned'}]" in table
+    assert f"[{topic.title if topic else 'unassigned'}]" in table  # the name the map and the API give
 
 
 def test_sample_fit_assigns_the_rest_about_as_well_as_a_full_fit(latent_topics):

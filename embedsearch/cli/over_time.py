@@ -55,8 +55,8 @@ def show(name: str, model, documents, field: str, by_class: bool, bins: int, lev
     if csv_file is not None:
         with durable_file(csv_file.resolve(), newline="") as fh:
             out = Writer(fh)
-            out.row(["topic", "label", "period", "count", "share", "topic_share", "keywords"])
-            out.rows([r.topic, r.label, r.period, r.count, round(r.share, 6), round(r.topic_share, 6),
+            out.row(["topic", "name", "label", "period", "count", "share", "topic_share", "keywords"])
+            out.rows([r.topic, r.name, r.label, r.period, r.count, round(r.share, 6), round(r.topic_share, 6),
                       "; ".join(r.keywords)] for r in result.rows)
     title = f"{name}: topics {'by' if by_class else 'over'} {field}"
     if plot is not None:
@@ -73,7 +73,7 @@ def show(name: str, model, documents, field: str, by_class: bool, bins: int, lev
         rows = [r for r in result.of(topic) if r.count]
         if not rows:
             continue
-        typer.echo(f"\ntopic {topic}: {rows[0].label}")
+        typer.echo(f"\ntopic {topic}: {rows[0].name}")
         for r in rows:
             words = f"  {', '.join(r.keywords)}" if r.keywords else ""
             typer.echo(f"  {r.period:>12}  {r.count:>5}  {r.share:6.1%} of the period  {r.topic_share:6.1%} of the "

@@ -21,7 +21,7 @@ def _topic_labels(idx) -> dict[str, str]:
     model = cached(idx.snapshot)
     if model is None:
         return {}
-    labels = {t.id: t.label for t in model.topics()}
+    labels = {t.id: t.title for t in model.topics()}
     return {doc_id: labels[t] for doc_id, t in zip(model.ids, model.assignments[0]) if t >= 0}
 
 

@@ -34,6 +34,9 @@ def _shipped() -> frozenset[str]:
     return frozenset(p.relative_to(STATIC).as_posix() for p in STATIC.rglob("*") if p.is_file())
 
 
+KATEX = '<link rel="stylesheet" href="/static/katex/katex.min.css"><script src="/static/katex/katex.min.js"></script>'
+
+
 def files() -> APIRouter:
     """The page itself, a page per paper and the files they load: all a front end needs that is not the API."""
     page = APIRouter(include_in_schema=False)
@@ -113,6 +116,7 @@ def router(live: Live, topics: TopicsState) -> APIRouter:
             rendered.clear()
             page_html = render_html(model, documents, title, level, search_api="/search")
             field = time_field(live.current.fields)
+            page_html = page_html.replace("</head>", KATEX + "</head>", 1)  # the paper panel renders math
             rendered[key] = page_html if field is None else \
                 page_html.replace("</body>", over_time_panel(field, level) + "</body>", 1)
         return HTMLResponse(rendered[key])

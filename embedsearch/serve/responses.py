@@ -109,6 +109,7 @@ class TopicsOut(BaseModel):
 
 class TopicPeriodOut(BaseModel):
     topic: int = Field(description="The topic's id; -1 for the papers no topic holds.")
+    name: str = Field(description="The topic's name, as the map and GET /topics give it.")
     label: str
     period: str
     count: int

@@ -1,5 +1,6 @@
 """From cluster labels to a ``TopicModel``: topics numbered largest first, outliers attached when asked, a
-coarser hierarchy over topic centroids, each topic named (``labels``) and given its representatives. It
+coarser hierarchy over topic centroids, each topic named (``labels``, ``names``: a coarse topic from all its
+children alike) and given its representatives. It
 reads plain data (ids, texts, vectors, an encoder), so one index and a cluster of shards share it."""
 
 from __future__ import annotations
@@ -54,7 +55,13 @@ def assemble(corpus: Corpus, labels: np.ndarray, coordinates: np.ndarray, resolv
         topic_ids = list(range(assigned.max() + 1))
         centre = cl.centroids(embeddings, assigned)
         words = by_meaning(keywords(corpus.texts, assigned, topic_ids, top=CANDIDATES), centre, corpus.encode)
-        named = names(corpus.texts, assigned, topic_ids, centre, corpus.encode)
+        if depth:
+            avoid = {t: frozenset(c.title for c in levels[-1] if c.parent == t) for t in topic_ids}
+            named = names(corpus.texts, assigned, topic_ids, centre, corpus.encode, per_level[depth - 1], avoid)
+            named |= {t: levels[-1][int(only[0])].title for t in topic_ids  # one child: the same papers, one name
+                      if len(only := np.unique(per_level[depth - 1][assigned == t])) == 1}
+        else:
+            named = names(corpus.texts, assigned, topic_ids, centre, corpus.encode)
         above = per_level[depth + 1] if depth + 1 < len(per_level) else None
         topics = []
         for t in topic_ids:

@@ -10,6 +10,12 @@ a box of fixed pixel size centred on its anchor, so in map units it shrinks as `
   greedily (coarsest level first, then by size), each label appears at the first zoom past its purity at
   which it overlaps none placed before it, and stays from there on: zooming in only adds labels, none flickers.
 
+Two rules come before purity. A topic holding more than half the papers is not labelled: it names nothing
+the eye can find (the legend still lists it). Every topic of the coloured level holding at least ``SHOWN_SHARE``
+of the papers is placed first and shows from ``FIRST_VIEW`` at the latest (the scale a page opens at on a
+laptop): among its densest spots it takes the first whose box, kept inside the map, overlaps no label already
+placed there, in the smallest font if it must.
+
 The layout depends on pixel sizes and map units only, not on the screen, so it is computed once here and
 read by the page and the PNG alike; each drops the labels whose box would leave its plot.
 """
@@ -29,6 +35,9 @@ POOL = 20_000
 CANDIDATES = 200
 FONTS = (15, 13, 12, 11)
 MAX_CHARS = 34
+FIRST_VIEW = 300.0  # px per map unit as a page opens: a 600 px tall map shows [-1, 1]
+SHOWN_SHARE = 0.01
+SPOTS = 12
 
 
 @dataclass(frozen=True)
@@ -61,25 +70,29 @@ def short(text: str) -> str:
 
 
 def of_model(model: TopicModel, coords: np.ndarray, level: int = 0) -> list[MapLabel]:
-    """The labels of ``model`` drawn at ``level`` (coloured by it): its topics and every coarser level's."""
+    """The labels of ``model`` drawn at ``level`` (coloured by it): its topics and every coarser level's, each
+    with the model's own level number."""
     depths = range(level, len(model.levels))
-    return place(coords, [np.asarray(model.assignments[d]) for d in depths],
+    placed = place(coords, [np.asarray(model.assignments[d]) for d in depths],
                  [{t.id: t.title for t in model.levels[d]} for d in depths],
                  [{t.id: t.size for t in model.levels[d]} for d in depths], model.settings.get("seed", 0))
+    return [MapLabel(**{**lb.__dict__, "level": lb.level + level}) for lb in placed]
 
 
 def place(coords: np.ndarray, assignments: list[np.ndarray], names: list[dict[int, str]], sizes: list[dict[int, int]],
           seed: int = 0) -> list[MapLabel]:
     """Labels for every topic of every level in ``assignments`` (finest first; ``coords`` in map units, rows
     as in the assignments), each with the zoom it shows from. A topic with the same papers as its parent a
-    level up is labelled once, by the parent."""
+    level up is labelled once, by the parent; one holding more than half the papers not at all."""
     rng = np.random.default_rng(seed)
     pool = rng.choice(len(coords), POOL * 10, replace=False) if len(coords) > POOL * 10 else np.arange(len(coords))
     depth = len(assignments)
-    labels = []
+    labels, spots, first = [], [], []
     for level, assigned in enumerate(assignments):
         font = FONTS[min(depth - 1 - level, len(FONTS) - 1)]
         for topic, name in names[level].items():
+            if 2 * sizes[level][topic] > len(coords):
+                continue
             if level + 1 < depth and _same_as_parent(assignments[level], assignments[level + 1], topic):
                 continue
             text = short(name)
@@ -87,11 +100,18 @@ def place(coords: np.ndarray, assignments: list[np.ndarray], names: list[dict[in
             rows = pool if (assigned[pool] == topic).sum() >= 3 else \
                 np.union1d(pool, np.flatnonzero(assigned == topic))  # a small topic the subsample misses
             own = assigned[rows] == topic
-            x, y = _anchor(coords[rows], own, rng)
+            ranked = _spots(coords[rows], own, rng)
+            x, y = ranked[0]
+            if level == 0 and sizes[level][topic] >= SHOWN_SHARE * len(coords):  # best over its own at once
+                ranked.sort(key=lambda spot: -_share_at(coords[rows], own, *_inside(spot, width, height), width,
+                                                        height))
             scale = _pure_from(coords[rows], own, x, y, width, height)
             labels.append(MapLabel(text, level, int(topic), x, y, width, height, font, scale))
-    order = sorted(range(len(labels)), key=lambda i: (-labels[i].level, -sizes[labels[i].level][labels[i].topic]))
-    return _layout([labels[i] for i in order])
+            spots.append(ranked)
+            first.append(level == 0 and sizes[level][topic] >= SHOWN_SHARE * len(coords))
+    order = sorted(range(len(labels)), key=lambda i: (not first[i], -labels[i].level,
+                                                      -sizes[labels[i].level][labels[i].topic]))
+    return _layout([labels[i] for i in order], [spots[i] if first[i] else None for i in order])
 
 
 def _same_as_parent(fine: np.ndarray, coarse: np.ndarray, topic: int) -> bool:
@@ -100,9 +120,10 @@ def _same_as_parent(fine: np.ndarray, coarse: np.ndarray, topic: int) -> bool:
     return len(parents) == 1 and parents[0] >= 0 and int((coarse == parents[0]).sum()) == int(rows.sum())
 
 
-def _anchor(points: np.ndarray, own: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
-    """The topic's densest own spot: of up to ``CANDIDATES`` of its points, the one whose neighbourhood (a
-    quarter of the topic's spread) holds most own points, weighted by the square of their share there."""
+def _spots(points: np.ndarray, own: np.ndarray, rng: np.random.Generator) -> list[tuple[float, float]]:
+    """The topic's densest own spots, best first: of up to ``CANDIDATES`` of its points, those whose
+    neighbourhood (a quarter of the topic's spread) holds most own points, weighted by the square of their
+    share there; the first ``SPOTS`` of them."""
     mine = points[own]
     spread = float(np.median(np.linalg.norm(mine - np.median(mine, axis=0), axis=1))) or 1e-3
     radius = 0.5 * spread
@@ -115,8 +136,20 @@ def _anchor(points: np.ndarray, own: np.ndarray, rng: np.random.Generator) -> tu
     close = ((candidates[:, None, :] - nearby[None, :, :]) ** 2).sum(axis=2) <= radius ** 2
     mine_near = (close & nearby_own[None, :]).sum(axis=1)
     score = mine_near * (mine_near / np.maximum(close.sum(axis=1), 1)) ** 2
-    best = candidates[int(np.argmax(score))]
-    return float(best[0]), float(best[1])
+    best = np.argsort(-score, kind="stable")[:SPOTS]
+    return [(float(candidates[i, 0]), float(candidates[i, 1])) for i in best]
+
+
+def _inside(spot: tuple[float, float], width: int, height: int) -> tuple[float, float]:
+    """``spot`` moved the least that keeps a box of ``width`` x ``height`` px inside the map at ``FIRST_VIEW``."""
+    return (float(np.clip(spot[0], -1 + width / 2 / FIRST_VIEW, 1 - width / 2 / FIRST_VIEW)),
+            float(np.clip(spot[1], -1 + height / 2 / FIRST_VIEW, 1 - height / 2 / FIRST_VIEW)))
+
+
+def _share_at(points: np.ndarray, own: np.ndarray, x: float, y: float, width: int, height: int) -> float:
+    """The share of own points under the box at ``FIRST_VIEW`` (1 for an empty box)."""
+    hit = (np.abs(points[:, 0] - x) <= width / 2 / FIRST_VIEW) & (np.abs(points[:, 1] - y) <= height / 2 / FIRST_VIEW)
+    return float(own[hit].mean()) if hit.any() else 1.0
 
 
 def _pure_from(points: np.ndarray, own: np.ndarray, x: float, y: float, width: int, height: int) -> float:
@@ -138,27 +171,51 @@ def _pure_from(points: np.ndarray, own: np.ndarray, x: float, y: float, width: i
     return float(SCALES[first])
 
 
-def _layout(labels: list[MapLabel]) -> list[MapLabel]:
+def _layout(labels: list[MapLabel], spots: list[list[tuple[float, float]] | None]) -> list[MapLabel]:
     """Each label, in priority order, from the first scale past its purity at which its box overlaps none of
-    the labels placed before it (two boxes part for good past their conflict scale)."""
+    the labels placed before it (two boxes part for good past their conflict scale). A label with ``spots``
+    must show by ``FIRST_VIEW``: it takes the first spot (then the smallest font) that lets it."""
     placed: list[MapLabel] = []
     xy = np.zeros((len(labels), 2))
     wh = np.zeros((len(labels), 2))
     lo = np.zeros(len(labels))
-    for label in labels:
-        start = label.scale
+
+    def start_of(label: MapLabel, start: float) -> float:
         n = len(placed)
-        if np.isfinite(start) and n:
-            gap = np.abs(xy[:n] - (label.x, label.y))
-            with np.errstate(divide="ignore"):
-                apart = np.min((wh[:n] + (label.width, label.height)) / 2 / gap, axis=1)
-            blocking = np.isfinite(lo[:n]) & (apart > np.maximum(lo[:n], start))
-            if blocking.any():
-                start = max(start, float(apart[blocking].max()) * 1.0001)
-        label = MapLabel(**{**label.__dict__, "scale": start})
-        xy[n], wh[n], lo[n] = (label.x, label.y), (label.width, label.height), start
+        if not np.isfinite(start) or not n:
+            return start
+        gap = np.abs(xy[:n] - (label.x, label.y))
+        with np.errstate(divide="ignore"):
+            apart = np.min((wh[:n] + (label.width, label.height)) / 2 / gap, axis=1)
+        blocking = np.isfinite(lo[:n]) & (apart > np.maximum(lo[:n], start))
+        return max(start, float(apart[blocking].max()) * 1.0001) if blocking.any() else start
+
+    for label, ranked in zip(labels, spots):
+        if ranked is None:
+            label = MapLabel(**{**label.__dict__, "scale": start_of(label, label.scale)})
+        else:
+            label = _first_fit(label, ranked, start_of)
+        n = len(placed)
+        xy[n], wh[n], lo[n] = (label.x, label.y), (label.width, label.height), label.scale
         placed.append(label)
     return placed
+
+
+def _first_fit(label: MapLabel, ranked: list[tuple[float, float]], start_of) -> MapLabel:
+    """``label`` at the first of its spots (kept inside the map at ``FIRST_VIEW``) where it shows by then, in
+    its own font, else in the smallest; else where it shows soonest."""
+    tries = []
+    for font in dict.fromkeys((label.font, FONTS[-1])):
+        width, height = box_size(label.text, font)
+        for spot in ranked:
+            x, y = _inside(spot, width, height)
+            moved = MapLabel(label.text, label.level, label.topic, x, y, width, height, font,
+                             min(label.scale, FIRST_VIEW))
+            moved = MapLabel(**{**moved.__dict__, "scale": start_of(moved, moved.scale)})
+            if moved.scale <= FIRST_VIEW:
+                return moved
+            tries.append(moved)
+    return min(tries, key=lambda m: m.scale)
 
 
 def visible(labels: list[MapLabel], scale: float, centre: tuple[float, float], size: tuple[float, float]

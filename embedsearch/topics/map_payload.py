@@ -49,7 +49,8 @@ def unit_square(coords: np.ndarray) -> np.ndarray:
 def pack(model: TopicModel, documents: Any, level: int = 0, max_points: int | None = None,
          texts: bool = True) -> dict[str, Any]:
     """Everything the page draws, as JSON-ready values: points, titles, ids (and abstracts when ``texts`` and
-    at most ``TEXTS_UP_TO`` papers), the level's topics and every label with the zoom it shows from."""
+    at most ``TEXTS_UP_TO`` papers), the level's topics, the coarser levels' topics that have labels (so the
+    legend lists every topic a label names), and every label with its level and the zoom it shows from."""
     assigned = np.asarray(model.assignments[level])
     rows = shown_rows(assigned, max_points, model.settings.get("seed", 0))
     coords = unit_square(np.asarray(model.coordinates, dtype=np.float64))
@@ -64,7 +65,9 @@ def pack(model: TopicModel, documents: Any, level: int = 0, max_points: int | No
     return {"n": int(len(rows)), "total": len(model.ids), "points": _blob(block), "titles": _blob("\n".join(titles)),
             "ids": _blob("\n".join(ids)), "texts": _blob("\n".join(abstracts)) if abstracts else None,
             "topics": [{"id": t.id, "name": t.title, "label": t.label, "size": t.size} for t in topics],
-            "labels": [lb.to_json() for lb in labels]}
+            "broader": [{"level": d, "topics": [{"id": t.id, "name": t.title, "size": t.size} for t in model.levels[d]]}
+                        for d in range(level + 1, len(model.levels)) if any(lb.level == d for lb in labels)],
+            "level": level, "labels": [lb.to_json() for lb in labels]}
 
 
 def _texts(documents: Sequence[Document] | Any, rows: np.ndarray, abstracts: bool

@@ -89,7 +89,7 @@ def write_png(model: TopicModel, path: Path, title: str, level: int = 0, width: 
         ax.add_patch(plt.Rectangle((x0, y0), label.width / width, label.height / height, transform=fig.transFigure,
                                    facecolor="white", alpha=0.72, edgecolor="none"))
         fig.text(x0 + label.width / 2 / width, y0 + label.height / 2 / height, label.text, ha="center", va="center",
-                 fontsize=label.font * 0.75 * 0.92, weight="bold" if label.level > 0 or broad else "normal")
+                 fontsize=label.font * 0.75 * 0.92, weight="bold" if label.level > level or broad else "normal")
     fig.text(0.01, 0.99, title, ha="left", va="top", fontsize=12)
     with durable_file(path, binary=True) as fh:
         fig.savefig(fh, format="png", dpi=dpi)

@@ -2,7 +2,11 @@
 beside the keyword label. Candidates are 1-3 word phrases scored by class-based TF-IDF, as ``labels.keywords``
 scores words; a phrase may not start or end with a stop word or boilerplate ("of" may sit inside: "mixture of
 experts"). Maximal marginal relevance by meaning (``labels.by_meaning``) then removes redundancy, and the
-name is the first phrase of two or more words among its top picks, else its top word."""
+name is the first phrase of two or more words among its top picks, else its top word.
+
+A coarse topic is named from all of its papers, not its largest child's: its name is a phrase that two of its
+children share, never a child's own name (that would name the child); a coarse topic of one child has the
+child's papers and so its name."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ WORD = re.compile(r"(?u)\b[^\W\d_][\w-]*[^\W_]\b|[.;:!?()]")
 INSIDE = frozenset(["of"])
 CANDIDATES = 20
 PICKS = 5
+SHARED = 0.05
 PHRASE_BONUS = 0.6  # a longer phrase says more: its score counts this much more for each extra word
 
 
@@ -45,10 +50,12 @@ def phrases(text: str, stop: frozenset[str]) -> list[str]:
     return out
 
 
-def candidates(texts: Sequence[str], labels: np.ndarray, topics: Sequence[int], top: int = CANDIDATES
-               ) -> dict[int, list[str]]:
+def candidates(texts: Sequence[str], labels: np.ndarray, topics: Sequence[int], top: int = CANDIDATES,
+               children: np.ndarray | None = None) -> dict[int, list[str]]:
     """Each topic's ``top`` phrases by class-based TF-IDF over papers: ``share * log(share / corpus_share)``,
-    with a phrase that holds a better-scored one's words (or is held by it) in as many papers dropped."""
+    with a phrase that holds a better-scored one's words (or is held by it) in as many papers dropped. With
+    ``children`` (each paper's topic a level finer), a topic of several children keeps only phrases found in
+    at least ``SHARED`` of the papers of each of two of them: what its children share, not what one of them is."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     stop = _stop()
@@ -59,11 +66,17 @@ def candidates(texts: Sequence[str], labels: np.ndarray, topics: Sequence[int], 
     words = np.array([len(v.split()) for v in vocab])
     out = {}
     for topic in topics:
-        members = matrix[labels == topic]
+        inside = labels == topic
+        members = matrix[inside]
         count = np.asarray(members.sum(axis=0)).ravel()
         share = count / max(members.shape[0], 1)
         scores = share * np.log(np.maximum(share, 1e-12) / corpus_share) * (1 + PHRASE_BONUS * (words - 1))
         scores[count < min(2, members.shape[0])] = -np.inf
+        kids = np.unique(children[inside]) if children is not None else ()
+        if len(kids) > 1:
+            held = [children[inside] == k for k in kids]
+            per_kid = np.stack([np.asarray(members[h].sum(axis=0)).ravel() / h.sum() for h in held])
+            scores[np.sort(per_kid, axis=0)[-2] < SHARED] = -np.inf
         ranked = [i for i in np.lexsort((-count, -scores)) if np.isfinite(scores[i]) and count[i] > 0][:top * 4]
         out[topic] = _distinct([vocab[i] for i in ranked], dict(zip(vocab[ranked], count[ranked])), top)
     return out
@@ -95,8 +108,11 @@ def _distinct(ranked: list[str], count: dict[str, int], top: int) -> list[str]:
     return kept
 
 
-def choose(ranked: Sequence[str], picks: int = PICKS) -> str:
-    """The name among a topic's MMR-ordered phrases: the first of two or more words in the top ``picks``."""
+def choose(ranked: Sequence[str], picks: int = PICKS, avoid: frozenset[str] = frozenset()) -> str:
+    """The name among a topic's MMR-ordered phrases: the first of two or more words in the top ``picks``,
+    never one in ``avoid`` (a child's name, which would name the child, not its parent)."""
+    avoid = {p.removesuffix("s") for p in avoid}
+    ranked = [p for p in ranked if p.removesuffix("s") not in avoid]
     for phrase in ranked[:picks]:
         if " " in phrase:
             return phrase
@@ -104,7 +120,9 @@ def choose(ranked: Sequence[str], picks: int = PICKS) -> str:
 
 
 def names(texts: Sequence[str], labels: np.ndarray, topics: Sequence[int], centres: np.ndarray,
-          encode: Callable[[list[str]], np.ndarray]) -> dict[int, str]:
-    """A name for each topic in ``topics``: phrases by class-based TF-IDF, reordered by meaning (MMR)."""
-    ordered = by_meaning(candidates(texts, labels, topics), centres, encode)
-    return {t: choose(ordered.get(t, [])) for t in topics}
+          encode: Callable[[list[str]], np.ndarray], children: np.ndarray | None = None,
+          avoid: dict[int, frozenset[str]] | None = None) -> dict[int, str]:
+    """A name for each topic in ``topics``: phrases by class-based TF-IDF (shared by two ``children`` or more
+    where given), reordered by meaning (MMR), none in the topic's ``avoid``."""
+    ordered = by_meaning(candidates(texts, labels, topics, children=children), centres, encode)
+    return {t: choose(ordered.get(t, []), avoid=(avoid or {}).get(t, frozenset())) for t in topics}

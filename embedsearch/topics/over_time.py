@@ -32,9 +32,10 @@ class TopicPeriod:
     share: float
     topic_share: float
     keywords: tuple[str, ...]
+    name: str = ""  # the topic's name, as the map, the CLI and the API give it (``label``: its keywords)
 
     def to_json(self) -> dict[str, Any]:
-        return {"topic": self.topic, "label": self.label, "period": self.period, "count": self.count,
+        return {"topic": self.topic, "name": self.name, "label": self.label, "period": self.period, "count": self.count,
                 "share": round(self.share, 6), "topic_share": round(self.topic_share, 6),
                 "keywords": list(self.keywords)}
 
@@ -91,10 +92,11 @@ def over_time(model: TopicModel, documents: Sequence[Document], field: str, bins
     for topic in [*sorted(topics), UNASSIGNED]:
         total = sum(counts.get((topic, p), 0) for p in found.names)
         label = topics[topic].label if topic in topics else "unassigned"
+        name = topics[topic].title if topic in topics else "unassigned"
         for p in found.names:
             count = counts.get((topic, p), 0)
             rows.append(TopicPeriod(topic, label, p, count, count / period_total[p] if period_total[p] else 0.0,
-                                    count / total if total else 0.0, tuple(words.get((topic, p), ()))))
+                                    count / total if total else 0.0, tuple(words.get((topic, p), ())), name))
     return TopicsOverTime(field, by_class, found.names, tuple(rows), found.left_out, first)
 
 

@@ -14,14 +14,14 @@ SHOWN = 8
 
 
 def _lines(result: TopicsOverTime, measure: str) -> list[tuple[int, str, list[float], list[str], int]]:
-    """Per topic: id, label, its values per period, hover texts, and its size (largest first)."""
+    """Per topic: id, name, its values per period, hover texts, and its size (largest first)."""
     out = []
     for topic in sorted({r.topic for r in result.rows} - {UNASSIGNED}):
         rows = result.of(topic)
         values = [getattr(r, measure) for r in rows]
-        hover = [f"{html.escape(r.label)}<br>{html.escape(r.period)}: {r.count} papers ({r.share:.0%} of the "
+        hover = [f"{html.escape(r.name)}<br>{html.escape(r.period)}: {r.count} papers ({r.share:.0%} of the "
                  f"period)<br>{html.escape(', '.join(r.keywords))}" for r in rows]
-        out.append((topic, rows[0].label, values, hover, sum(r.count for r in rows)))
+        out.append((topic, rows[0].name, values, hover, sum(r.count for r in rows)))
     return sorted(out, key=lambda line: -line[4])
 
 

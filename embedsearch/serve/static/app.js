@@ -230,7 +230,7 @@ async function toggleDetail(hit, toggle, detail) {
 
 function describe(doc) {
   const parts = ["id " + doc.id];
-  if (doc.topic) parts.push("topic: " + doc.topic.label);
+  if (doc.topic) parts.push("topic: " + doc.topic.name);
   for (const [key, value] of Object.entries(doc.metadata || {})) parts.push(`${key}: ${value}`);
   return parts;
 }

@@ -24,8 +24,8 @@
       for (const r of body.rows) if (r.topic >= 0) byTopic.set(r.topic, [...(byTopic.get(r.topic) || []), r]);
       const lines = [...byTopic.values()].sort((a, b) => b.reduce((s, r) => s + r.count, 0) - a.reduce((s, r) => s + r.count, 0));
       const traces = lines.map((rows, i) => ({x: rows.map((r) => r.period), y: rows.map((r) => r.share), mode: "lines+markers",
-        name: `${rows[0].topic}: ${rows[0].label}`, visible: i < 8 ? true : "legendonly", hoverinfo: "text",
-        text: rows.map((r) => `${r.label}<br>${r.period}: ${r.count} papers (${Math.round(r.share * 100)}%)<br>${r.keywords.join(", ")}`)}));
+        name: `${rows[0].topic}: ${rows[0].name}`, visible: i < 8 ? true : "legendonly", hoverinfo: "text",
+        text: rows.map((r) => `${r.name}<br>${r.period}: ${r.count} papers (${Math.round(r.share * 100)}%)<br>${r.keywords.join(", ")}`)}));
       Plotly.newPlot("over-time-plot", traces, {margin: {l: 50, r: 10, t: 10, b: 40}, yaxis: {tickformat: ".0%"},
         xaxis: {title: {text: field}, type: "category"}, legend: {orientation: "h", y: -0.2}}, {responsive: true, displaylogo: false});
     } catch (e) { note.textContent = "could not load the chart: " + e.message; }

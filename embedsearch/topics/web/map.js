@@ -41,12 +41,22 @@ function project(x, y) {
 }
 function scale() { return size()[1] / 2 * view[5]; }
 
-const ONE_LEVEL = LABELS.every(l => l.level === 0);
+const LEVEL = DATA.level || 0, BROADER = DATA.broader || [];
+const ONE_LEVEL = LABELS.every(l => l.level === LEVEL);
+function named(level, id) {  // a label's topic as the legend lists it
+  const topics = level === LEVEL ? TOPICS : (BROADER.find(b => b.level === level) || {topics: []}).topics;
+  const topic = topics.find(t => t.id === id);
+  return topic ? legendText(level, topic) : "";
+}
+function legendText(level, topic) {
+  return `${BROADER.length ? `level ${level} · ` : ""}${topic.id}: ${topic.name} (${topic.size})`;
+}
 const nodes = LABELS.map(l => {
   const d = document.createElement("div");
-  d.textContent = l.text; d.title = l.text;
+  d.textContent = l.text; d.title = named(l.level, l.topic);
+  d.dataset.level = l.level; d.dataset.topic = l.topic;
   Object.assign(d.style, {width: l.w + "px", height: l.h + "px", lineHeight: l.h + "px", fontSize: l.font + "px",
-                          fontWeight: l.level > 0 || ONE_LEVEL ? "600" : "500", display: "none"});
+                          fontWeight: l.level > LEVEL || ONE_LEVEL ? "600" : "500", display: "none"});
   layer.append(d);
   return d;
 });
@@ -98,18 +108,35 @@ async function draw() {
   plot.subscribe("pointOut", () => { hovered = null; tip.style.display = "none"; });
 }
 
+// $...$ and $$...$$ typeset by KaTeX where the page has it (served: as the search page does), else left as written.
+const MATH = /(?<!\\)\$\$(?=\S)([\s\S]+?)(?<=\S)\$\$|(?<![\\$])\$(?=[^\s$])([^$\n]*?[^\s$\\])\$(?!\$)/g;
+function typeset(node, text) {
+  node.textContent = "";
+  if (!window.katex) { node.textContent = text; return; }
+  let last = 0;
+  for (const m of text.matchAll(MATH)) {
+    const span = document.createElement("span");
+    try { katex.render(m[1] ?? m[2], span, {displayMode: m[1] !== undefined, throwOnError: false}); }
+    catch (e) { span.textContent = m[0]; }
+    node.append(text.slice(last, m.index), span);
+    last = m.index + m[0].length;
+  }
+  node.append(text.slice(last));
+}
+
 function topicName(i) { const t = topicOf[i]; return t === NONE ? "unassigned" : TOPICS[t].name; }
 function show(i) {
   const box = document.getElementById("paper");
   box.innerHTML = "";
-  const h = document.createElement("h3"); h.textContent = state.titles ? state.titles[i] : "";
+  const h = document.createElement("h3"); typeset(h, state.titles ? state.titles[i] : "");
   const t = document.createElement("div"); t.className = "topic";
   t.textContent = (state.ids ? state.ids[i] : "") + " · " + topicName(i);
-  const p = document.createElement("p"); p.textContent = state.texts ? state.texts[i] : "Loading…";
+  const p = document.createElement("p"); typeset(p, state.texts ? state.texts[i] : "Loading…");
   box.append(h, t, p);
+  if (window.matchMedia("(max-width: 700px)").matches) box.scrollIntoView({block: "start"});
   if (!state.texts && API) {  // served: the abstract comes from the API when asked for, not inside the page
     fetch("/documents/" + encodeURIComponent(state.ids[i]) + "?display=true").then(r => r.json())
-      .then(doc => { p.textContent = doc.display ? doc.display.text : doc.error; })
+      .then(doc => typeset(p, doc.display ? doc.display.text : doc.error))
       .catch(() => { p.textContent = "The abstract could not be loaded."; });
     const a = document.createElement("a"); a.href = "/paper/" + encodeURIComponent(state.ids[i]);
     a.textContent = "Open the paper's page"; box.append(a);
@@ -138,10 +165,13 @@ function fold() {  // on a phone the legend folds away: the map keeps the screen
 }
 function legend() {
   fold();
+  const broader = BROADER.flatMap(b => [
+    Object.assign(document.createElement("li"), {className: "level", textContent: `Broader topics, level ${b.level}`}),
+    ...b.topics.map(topic => Object.assign(document.createElement("li"), {textContent: legendText(b.level, topic)}))]);
   document.querySelector("#legend-list ul").replaceChildren(...TOPICS.map((topic, t) => {
     const b = document.createElement("button"), swatch = document.createElement("span");
     swatch.className = "swatch"; swatch.style.background = COLOURS[t];
-    b.append(swatch, `${topic.id}: ${topic.name} (${topic.size})`); b.title = topic.label;
+    b.append(swatch, legendText(LEVEL, topic)); b.title = topic.label;
     b.addEventListener("click", () => {
       state.hidden.has(t) ? state.hidden.delete(t) : state.hidden.add(t);
       b.classList.toggle("hidden-topic", state.hidden.has(t));
@@ -151,7 +181,7 @@ function legend() {
       plot.filter(kept, {preventEvent: true});
     });
     const li = document.createElement("li"); li.append(b); return li;
-  }));
+  }), ...broader);
 }
 
 function wordSearch(q) {
