@@ -383,12 +383,21 @@ def test_math_is_typeset_by_the_shipped_katex_and_never_dropped(page, server, me
 def test_the_numbers_beside_results_follow_their_order_and_a_line_says_what_they_are(page, server):
     page.goto(server.url + "/?q=spiking+neural+networks&mode=hybrid&k=500")
     page.wait_for_function("document.querySelectorAll('#results > li').length === 57")
-    numbers = [float(t.split()[1]) for t in page.locator("#results .score").all_inner_texts()]
-    assert numbers == sorted(numbers, reverse=True)
+    badges = page.locator("#results .score")
+    assert all(len(t.split()) == 1 for t in badges.all_inner_texts())  # a band word: no fused score beside it
+    numbers = [float(badges.nth(i).get_attribute("title").split()[2]) for i in range(badges.count())]
+    assert numbers == sorted(numbers, reverse=True) and badges.first.get_attribute("title").startswith("fused score")
     assert page.locator("#score-note").inner_text().startswith("Ordered by the fused score")
     assert page.locator("#k").input_value() == "100" and "at most 100" in page.locator("#status").inner_text()
     page.locator("#mode").select_option("lexical")
     page.wait_for_function("document.getElementById('score-note').textContent.includes('BM25')")
+    page.locator("#mode").select_option("dense")
+    page.wait_for_function("document.getElementById('score-note').textContent.includes('cosine similarity')")
+    shown = [t.split() for t in page.locator("#results .score").all_inner_texts()]
+    cosines = [float(n) for _, n in shown]  # here the cosine orders the list and gives the band: it is shown
+    assert cosines == sorted(cosines, reverse=True)
+    assert all(band == ("close" if c >= 0.5 else "related" if c >= 0.3 else "distant") for (band, _), c
+               in zip(shown, cosines) if abs(c - 0.5) > 0.006 and abs(c - 0.3) > 0.006)
 
 
 def test_more_results_come_a_page_at_a_time_in_rank_order(page, server, metadata_index):

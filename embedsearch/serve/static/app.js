@@ -73,20 +73,26 @@ const SCORES = {hybrid: "the fused score (meaning and words, each relative to th
 const scoreNote = (mode) => `Ordered by ${SCORES[mode]}; close, related and distant say how close in meaning ` +
                             "each is (cosine), whatever the order.";
 
-// The band (a label) and the score that orders the list; ``abstracts``: a paper's neighbours, ordered by
-// cosine, whose cosines run higher than a query's.
-function scoreBadge(hit, abstracts) {
+// The band (a label), with the cosine it is read from only where the cosine also orders the list (dense
+// searches, a paper's neighbours): a fused score, a BM25 or a recommendation's score beside a band word would
+// contradict it, so those live in the tooltip under their names. ``abstracts``: neighbours of a paper or of a
+// text, whose cosines run higher than a query's; ``order``: what orders the list.
+const ORDERS = {cosine: "cosine", hybrid: "fused score", lexical: "BM25 score", dense: "cosine",
+                recommendation: "recommendation score"};
+function scoreBadge(hit, abstracts, order) {
   if (hit.listed) {  // a listing (no free words) is in date order: the date is what orders it
     const when = hit.metadata?.date ?? hit.metadata?.year ?? "undated";
     return el("span", {className: "score listed", textContent: String(when), title: "listed by date, newest first"});
   }
   const cosine = hit.cosine === null || hit.cosine === undefined ? 0 : hit.cosine;
-  const score = abstracts ? cosine : hit.score;
+  const named = ORDERS[order] || "score", byCosine = named === "cosine";
   const [related, close] = abstracts ? [bands.similar_related, bands.similar_close] : [bands.related, bands.close];
-  return el("span", {className: `score ${hit.match}`, textContent: `${hit.match} ${score.toFixed(2)}`,
-    title: `${abstracts ? "cosine" : "score"} ${score.toFixed(3)} orders the list; cosine ${cosine.toFixed(3)}: ` +
-           `how close in meaning, comparable across ${abstracts ? "papers" : "queries and modes"}. close from ` +
-           `${close}, related from ${related}, below that distant.`});
+  return el("span", {className: `score ${hit.match}`,
+    textContent: byCosine ? `${hit.match} ${cosine.toFixed(2)}` : hit.match,
+    title: (byCosine ? "" : `${named} ${hit.score.toFixed(3)} orders the list; `) +
+           `cosine ${cosine.toFixed(3)}${byCosine ? " orders the list and gives the band" : ""}: how close in ` +
+           `meaning, comparable across ${abstracts ? "papers" : "queries and modes"}. close from ${close}, ` +
+           `related from ${related}, below that distant.`});
 }
 
 function paperLink(id, text) {
@@ -173,11 +179,11 @@ function restoreForm() {
 }
 
 // ---- results -------------------------------------------------------------------------------------
-function renderHits(list, hits, abstracts = false, append = false) {
+function renderHits(list, hits, abstracts = false, append = false, order = abstracts ? "cosine" : "hybrid") {
   if (!append) list.replaceChildren();
   for (const hit of hits) {
     const detail = el("div", {className: "detail", hidden: true});
-    const toggle = el("button", {className: "toggle", type: "button"}, scoreBadge(hit, abstracts),
+    const toggle = el("button", {className: "toggle", type: "button"}, scoreBadge(hit, abstracts, order),
       mathText("span", {className: "title"}, preview(hit)), " ",
       el("span", {className: "id", textContent: hit.id}));
     toggle.setAttribute("aria-expanded", "false");
@@ -268,7 +274,7 @@ async function run(push) {
   try {
     const body = await page(q, k, mode, filters, 0, inflight.signal);
     listed(body);
-    renderHits($("results"), body.hits);
+    renderHits($("results"), body.hits, false, false, mode);
     onScreen = {q, k, mode, filters, hits: body.hits};
     if (typeof desk !== "undefined") desk.view = null;
     $("status").textContent = status(body) + (capped ? ` (at most ${MAX_K} per page)` : "");
@@ -288,7 +294,7 @@ async function moreResults() {
     const body = await page(asked.q, asked.k, asked.mode, asked.filters, asked.hits.length);
     if (onScreen !== asked) return;  // another search replaced this one meanwhile
     listed(body);
-    renderHits($("results"), body.hits, false, true);
+    renderHits($("results"), body.hits, false, true, asked.mode);
     asked.hits = asked.hits.concat(body.hits);
     $("status").textContent = status({...body, hits: asked.hits});
     button.hidden = !body.more;

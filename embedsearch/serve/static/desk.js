@@ -113,7 +113,7 @@ async function recommendNow(library) {
   $("status").textContent = "Recommending…";
   try {
     const found = await post("/recommend", body);
-    renderHits($("results"), found.hits, true);
+    renderHits($("results"), found.hits, true, false, "recommendation");
     onScreen = null;
     $("more").hidden = true;
     desk.view = {kind: "recommend", body};
@@ -123,7 +123,7 @@ async function recommendNow(library) {
       (found.unlike.length ? ` and unlike ${found.unlike.length}` : "") +
       (lib ? ` · library: ${lib.matched.length} matched, ${lib.embedded.length} embedded, ${lib.unmatched.length} ` +
              `unmatched, ${lib.problems.length} broken` : "");
-    $("score-note").textContent = "Ordered by the recommendation's score; the label is the closest liked paper's cosine.";
+    $("score-note").textContent = "Ordered by the recommendation's score (in each label's tooltip); the label is the band of the closest liked paper's cosine.";
     offerExport(found.hits, "", "dense");
   } catch (e) { $("status").textContent = e.message; }
   $("status").scrollIntoView({block: "start"});  // the answer is above the button (out of sight on a phone)
