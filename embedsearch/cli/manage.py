@@ -203,11 +203,13 @@ def shard(index: str | None = IndexOpt, out: Path = typer.Option(..., "--out", h
 @app.command()
 @friendly
 def upgrade(index: str = typer.Option(..., "--index", "-i")) -> None:
-    """Convert a format 1 index to segments in place (nothing is re-embedded)."""
+    """Convert an older index in place (nothing is re-embedded): format 1 to segments, format 2's BM25 postings
+    made again so word forms meet (colouring and coloring, vortex and vortices)."""
+    from ..store.layout import FORMAT_VERSION
     from ..store.upgrade import upgrade as convert
 
     count = convert(index)
-    typer.echo(f"upgraded {index} to format 2 ({count} documents, one segment)", err=True)
+    typer.echo(f"upgraded {index} to format {FORMAT_VERSION} ({count:,} documents)", err=True)
 
 
 def _repair(index: str | None, as_json: bool) -> None:

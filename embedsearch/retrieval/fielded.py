@@ -7,7 +7,9 @@ corpus would keep, on one index or on every shard of a cluster alike (``parts.ca
 A term's words are folded as the grammar folds text (``corpus.fold``). A phrase or an exclusion is answered
 by the positional postings alone (its words one after another in the folded body: the grammar's own test);
 a title term or an author's name of several words by the rows holding all their words, each then checked
-with ``Query.keeps``, the same test the grammar always applied."""
+with ``Query.keeps``, the same test the grammar always applied. An exclusion of one word also drops the rows
+holding any of its forms, as BM25 reads them (``store.forms``: ``-vortex`` drops "vortices"), on an index
+whose tokens meet their forms (format 3)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus.fold import author_names, plain
+from ..store.lexical import Tokenizer
 from ..store.segment import Segment
 from ..store.snapshot import Snapshot
 from .filters import Filter
@@ -50,18 +53,20 @@ class Fielded:
 
     def mask(self, snapshot: Snapshot) -> np.ndarray:
         """A flag per live row of ``snapshot``: whether it holds every term."""
-        masks = [self._segment(s) for s in snapshot.segments]
+        lexical = snapshot.manifest.lexical
+        tokenize = Tokenizer.of(lexical) if self.without and lexical.forms else None
+        masks = [self._segment(s, tokenize) for s in snapshot.segments]
         return np.concatenate([m if live is None else m[live] for m, live in zip(masks, snapshot.live)]) \
             if masks else np.zeros(0, dtype=bool)
 
-    def _segment(self, segment: Segment) -> np.ndarray:
+    def _segment(self, segment: Segment, tokenize: Tokenizer | None) -> np.ndarray:
         """The segment's mask over its physical rows, kept for repeated queries (segments never change)."""
         key = (segment.folder, self)
         with _LOCK:
             if key in _MASKS:
                 _MASKS.move_to_end(key)
                 return _MASKS[key]
-        mask = self._compute(segment)
+        mask = self._compute(segment, tokenize)
         mask.flags.writeable = False
         with _LOCK:
             _MASKS[key] = mask
@@ -69,7 +74,7 @@ class Fielded:
                 _MASKS.popitem(last=False)
         return mask
 
-    def _compute(self, segment: Segment) -> np.ndarray:
+    def _compute(self, segment: Segment, tokenize: Tokenizer | None) -> np.ndarray:
         words = segment.words
         rows: np.ndarray | None = None  # None: every row
         check: dict[str, list[str]] = {"titles": [], "authors": []}
@@ -97,6 +102,9 @@ class Fielded:
                 mask[:] = False
             else:
                 mask[words.phrase_rows(folded)] = False
+            if tokenize is not None and len(folded) == 1:  # -vortex drops vortices: every form BM25 counts as one
+                for token in tokenize(term):
+                    mask[segment.postings.term(token)[0]] = False
         return mask
 
 

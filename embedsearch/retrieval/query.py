@@ -16,6 +16,7 @@ first. Words and phrases match whole words, ignoring case, accents and punctuati
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,8 +64,15 @@ class Query:
         """Whether hits are checked after the search (phrases, exclusions, authors, title terms)."""
         return bool(self.phrases or self.without or self.authors or self.titles)
 
-    def keeps(self, title: str | None, text: str, metadata: dict[str, Any]) -> bool:
-        """Whether a paper holds every narrowing term (years are filters, checked apart)."""
+    def keeps(self, title: str | None, text: str, metadata: dict[str, Any],
+              tokenize: Callable[[str], list[str]] | None = None) -> bool:
+        """Whether a paper holds every narrowing term (years are filters, checked apart). With ``tokenize``
+        (an index's BM25 tokenizer that meets word forms), an exclusion of one word also refuses its forms,
+        as a search over the index does (``fielded``)."""
+        if tokenize is not None and self.without:
+            shunned = {t for w in self.without if len(plain(w).split()) == 1 for t in tokenize(w)}
+            if shunned and not shunned.isdisjoint(tokenize(f"{title or ''} {text}")):
+                return False
         return self.holds(plain(f"{title or ''} {text}"), plain(title), author_names(metadata))
 
     def holds(self, body: str, title: str, names: list[str]) -> bool:

@@ -30,7 +30,8 @@ from ..errors import CorruptIndexError, IndexStoreError, InputError
 from ..disk.durable import staged_folder, unsealed
 from .shard_marker import refuse_shard
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: BM25 meets word forms (``lexical.forms``); 2 (segments, without them) is read as it is
+SEGMENTED = 2
 MANIFEST = "manifest.json"
 GENERATIONS = "generations"
 SEGMENTS = "segments"
@@ -182,7 +183,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
     if version > FORMAT_VERSION:
         raise IndexStoreError(f"{path}: index format {version} is newer than this embedsearch reads "
                               f"({FORMAT_VERSION}); upgrade with `pip install -U embedsearch`")
-    if version < FORMAT_VERSION:
+    if version < SEGMENTED:
         raise IndexStoreError(f"{path}: index format {version} predates segments; convert it in place with "
                               f"`embedsearch upgrade --index {path}` (nothing is re-embedded)")
     return manifest

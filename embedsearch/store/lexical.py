@@ -29,9 +29,9 @@ PARTS = ("indptr", "rows", "tf", "lengths")
 
 
 class Tokenizer:
-    """Lower-case word tokens, English stop words removed, Snowball-stemmed."""
+    """Lower-case word tokens, English stop words removed, word forms met (``forms``), Snowball-stemmed."""
 
-    def __init__(self, stopwords: Sequence[str], stemmer: str | None):
+    def __init__(self, stopwords: Sequence[str], stemmer: str | None, forms: bool = False):
         self._pattern = re.compile(TOKEN_PATTERN)
         self._stopwords = frozenset(stopwords)
         self._stemmer = None
@@ -39,14 +39,23 @@ class Tokenizer:
             import Stemmer
 
             self._stemmer = Stemmer.Stemmer(stemmer)
+        self._forms = None
+        if forms:
+            from .forms import forms as tables
+
+            self._forms = tables(stemmer)
 
     def __call__(self, text: str) -> list[str]:
         words = [w for w in self._pattern.findall(text.lower()) if w not in self._stopwords]
-        return self._stemmer.stemWords(words) if self._stemmer else words
+        if self._forms is None:
+            return self._stemmer.stemWords(words) if self._stemmer else words
+        table, stems = self._forms.words, self._forms.stems
+        words = [table.get(w, w) for w in words]
+        return [stems.get(s, s) for s in self._stemmer.stemWords(words)] if self._stemmer else words
 
     @classmethod
     def of(cls, settings: LexicalSettings) -> Tokenizer:
-        return cls(_english_stopwords() if settings.stopwords else [], settings.stemmer)
+        return cls(_english_stopwords() if settings.stopwords else [], settings.stemmer, settings.forms)
 
 
 @lru_cache(maxsize=1)

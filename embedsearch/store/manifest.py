@@ -72,7 +72,7 @@ class Manifest:
                                     "settings": _settings(file, "model.settings", _model_settings(file, model),
                                                           EmbedSettings)}),
                 vectors=_settings(file, "index.settings", _required(file, index, "settings", "index"), VectorSettings),
-                lexical=_settings(file, "lexical", top.get("lexical", {}), LexicalSettings),
+                lexical=_settings(file, "lexical", {"forms": False, **top.get("lexical", {})}, LexicalSettings),
                 store=StoreSettings(merge=_settings(file, "store.merge", store.get("merge", {}), MergePolicy),
                                     **_plain(file, "store", store, StoreSettings)),
                 search=_object(file, "search", top.get("search", {})),

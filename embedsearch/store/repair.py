@@ -112,12 +112,12 @@ def _segment(root: Path, manifest: Manifest, entry: SegmentEntry, entries: list[
     if primary:
         return entry, [], [f"{folder / name}: the papers themselves, which nothing else holds; restore the index "
                            f"from a backup, or rebuild it ({_sources_named(root)})" for name in primary]
-    rows, written_again, lost = _deleted_rows(root, entry)
+    rows, written_again, lost = deleted_rows(root, entry)
     if lost:
         return entry, [], [lost]
     lines, fixed = [], entry
     if damaged:
-        fixed = _rewrite(root, manifest, entry, [e for e in entries if e.name != entry.name])
+        fixed = rewrite(root, manifest, entry, [e for e in entries if e.name != entry.name])
         lines.append(f"{folder}: {', '.join(sorted(damaged))} made again from its documents and embeddings, as "
                      f"segment {fixed.name}")
     if written_again:
@@ -132,7 +132,7 @@ def _differs(file: Path, record: dict) -> bool:
     return not file.is_file() or file.stat().st_size != record.get("bytes") or sha256(file) != record.get("sha256")
 
 
-def _deleted_rows(root: Path, entry: SegmentEntry) -> tuple[np.ndarray | None, str, str]:
+def deleted_rows(root: Path, entry: SegmentEntry) -> tuple[np.ndarray | None, str, str]:
     """The segment's deleted rows (None when none are), a line when its deletion file was made again from the
     copy its generation keeps, and a line when it cannot be."""
     if not entry.deletes:
@@ -147,7 +147,7 @@ def _deleted_rows(root: Path, entry: SegmentEntry) -> tuple[np.ndarray | None, s
     return rows, f"{file}: written again from the copy its generation keeps ({len(rows):,} deleted rows)", ""
 
 
-def _rewrite(root: Path, manifest: Manifest, entry: SegmentEntry, others: list[SegmentEntry]) -> SegmentEntry:
+def rewrite(root: Path, manifest: Manifest, entry: SegmentEntry, others: list[SegmentEntry]) -> SegmentEntry:
     """A new segment holding the same documents and embeddings, every other file made again (as an add writes
     one: the segment's documents are held in memory while its postings are built)."""
     folder = root / SEGMENTS / entry.name

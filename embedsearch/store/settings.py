@@ -57,6 +57,7 @@ class LexicalSettings:
     stemmer: str | None = "english"
     stopwords: bool = True
     title_weight: int = 2
+    forms: bool = True  # British spellings and irregular plurals meet their forms (``forms``); False before format 3
 
     def __post_init__(self) -> None:
         check_choice("BM25 method", self.method, ("lucene",))

@@ -1,5 +1,5 @@
-"""Format 1 (one folder rewritten whole on every change) to format 2 (segments and generations), in place
-and without re-embedding: the data files become the first segment by hard links, BM25 postings are
+"""Format 1 (one folder rewritten whole on every change) to the current format (segments and generations),
+in place and without re-embedding (format 2 to 3: ``forms_upgrade``): the data files become the first segment by hard links, BM25 postings are
 rebuilt from the stored documents, generation 1 is published, and the root manifest is switched last,
 so an interrupted upgrade leaves a format 1 index that opens as before (and can be upgraded again)."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import CorruptIndexError, EmbedsearchError, IndexStoreError
@@ -55,6 +56,10 @@ def upgrade(path: str | Path) -> int:
         manifest = json.loads((root / MANIFEST).read_text())
     except (OSError, ValueError) as exc:
         raise IndexStoreError(f"{root}: not an embedsearch index (no readable {MANIFEST})") from exc
+    if manifest.get("format_version") == 2:
+        from .forms_upgrade import meet_forms
+
+        return meet_forms(root)
     if manifest.get("format_version") != 1:
         raise IndexStoreError(f"{root}: index format {manifest.get('format_version')} needs no upgrade")
     _undo(root)  # what an earlier, interrupted upgrade left
@@ -84,7 +89,8 @@ def upgrade(path: str | Path) -> int:
         raise CorruptIndexError(f"{message}; the upgrade was undone and the format 1 index left as it was "
                                 "(restore the damaged file, or rebuild)") from None
     static = {k: v for k, v in manifest.items() if k not in ("documents", "files", "updated_at")}
-    write_manifest(root, Manifest.parse(root / MANIFEST, {**static, "format_version": FORMAT_VERSION, "upgraded_from": 1}))
+    write_manifest(root, Manifest.parse(root / MANIFEST, {**static, "lexical": asdict(settings),
+                                                          "format_version": FORMAT_VERSION, "upgraded_from": 1}))
     for file in (*V1_FILES, "lexical"):
         target = root / file
         shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
