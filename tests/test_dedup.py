@@ -48,6 +48,30 @@ def test_groups_keep_the_first_record_and_absorb_the_rest(planted):
     assert set(as_json["groups"][0]["pairs"][0]) == {"a", "b", "cosine", "overlap", "verdict", "passages"}
 
 
+def test_a_series_chained_by_a_shared_version_keeps_every_distinct_paper():
+    """Issue 63: A ~ B and B ~ C, A and C distinct (an author's series, B drawing on both): ``--write-kept``
+    keeps A and C and drops only B; a plain group of three direct duplicates keeps one."""
+    from embedsearch.dedup.report import Candidate, DuplicateReport
+    from embedsearch.dedup.settings import DedupSettings
+
+    def pair(a, b, cosine, overlap):
+        return Candidate(a, b, cosine, overlap, False, (), (0, "ABCD".index(a)), (0, "ABCD".index(b)))
+
+    chain = DuplicateReport.from_candidates([pair("A", "B", 0.95, 0.9), pair("B", "C", 0.94, 0.8),
+                                             pair("A", "C", 0.80, 0.1)], DedupSettings(), ("A", "B", "C", "D"))
+    assert chain.selected == ("A", "C", "D") and chain.groups[0].absorbed == ("B",)
+    assert chain.to_json()["groups"][0]["also_kept"] == ["C"]
+    triple = DuplicateReport.from_candidates([pair("A", "B", 0.95, 0.9), pair("B", "C", 0.94, 0.8),
+                                              pair("A", "C", 0.94, 0.7)], DedupSettings(), ("A", "B", "C", "D"))
+    assert triple.selected == ("A", "D") and "also_kept" not in triple.to_json()["groups"][0]
+    same = {"A": "Stability of a finite volume scheme", "B": "Stability of a finite volume scheme",
+            "C": "Convergence of a finite volume scheme for fluids", "D": "Other"}
+    assert chain.distinct_titles(same.get) == ()  # B is A under the same title: one submission
+    series = {**same, "B": "Stability of a colocated scheme for the Navier-Stokes equations"}
+    assert chain.distinct_titles(series.get) == ("B",)  # a new title: a distinct paper reusing the abstract
+    assert chain.distinct_titles({"A": None, "B": "x y", "C": "z"}.get) == ()  # no title to tell them apart
+
+
 def test_the_deduplicated_corpus_is_selected_and_written_with_its_metadata(planted, tmp_path):
     index, _, _ = planted
     report = index.duplicates()

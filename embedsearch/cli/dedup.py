@@ -146,7 +146,9 @@ def print_report(report, as_json: bool, none: str, against: bool = False, titles
 
     for number, group in enumerate(report.groups, start=1):
         typer.echo(f"group {number}: keep {old}{named('b' if against else 'a', group.kept)}; "
-                   f"absorbs {new}{', '.join(named('a', a) for a in group.absorbed)}")
+                   f"absorbs {new}{', '.join(named('a', a) for a in group.absorbed)}"
+                   + (f"; also keeps {', '.join(named('a', a) for a in group.also_kept)} (a duplicate of an "
+                      "absorbed record, of no kept one)" if group.also_kept else ""))
         for p in group.pairs:
             typer.echo(f"  {new}{one_line(p.a)} ~ {old}{one_line(p.b)}  {p.verdict:<14} cosine {p.cosine:.3f}  "
                        f"overlap {p.overlap:.2f}")
@@ -157,7 +159,11 @@ def print_report(report, as_json: bool, none: str, against: bool = False, titles
 
 def _write_kept(report, idx, path: Path) -> None:
     """The records the report keeps, in corpus order, as JSONL that ``build`` reads back (metadata as fields)."""
-    rows = [idx.documents.row_of[i] for i in report.selected]
+    titles = {d.id: d.title for d in idx.documents.get([idx.documents.row_of[i] for g in report.groups
+                                                          for i in g.members])}
+    series = report.distinct_titles(titles.get)
+    kept = set(report.selected) | set(series)
+    rows = [idx.documents.row_of[i] for i in report.ids if i in kept]
     with durable_file(Path(os.path.realpath(path))) as fh:
         for start in range(0, len(rows), 10_000):
             for doc in idx.documents.get(rows[start:start + 10_000]):
@@ -165,6 +171,9 @@ def _write_kept(report, idx, path: Path) -> None:
                 fh.write(json.dumps({k: v for k, v in record.items() if v is not None}, ensure_ascii=False) + "\n")
     typer.echo(f"wrote {len(rows)} of {len(report.ids)} records to {path} "
                f"({report.duplicate_ratio:.1%} were duplicates)", err=True)
+    if series:
+        typer.echo(f"kept {len(series)} flagged record(s) whose titles differ from the record they duplicate "
+                   f"(distinct papers of a series reusing an abstract): {', '.join(series)}", err=True)
 
 
 def _write_pairs_csv(report, path: Path, titles=None) -> None:

@@ -138,7 +138,7 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
            bibtex: Path | None = BibOpt, ris: Path | None = RisOpt, csl: Path | None = CslOpt,
            force: bool = ForceExportOpt) -> None:
     """Related abstracts for a free-text query (or every line of --queries). A query may hold "exact phrases",
-    -word and -"phrase" exclusions, author:Name, title:word and year:2019..2022 (README: Queries)."""
+    -word and -"phrase" exclusions, author:Name, title:word and year:2019..2022 (docs/search.md)."""
     from ..errors import check_choice
     from ..retrieval.query import parse
     from ..retrieval.search import check_query

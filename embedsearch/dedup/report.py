@@ -6,10 +6,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
+from ..corpus.fold import plain
 from ..errors import InputError
 from ..disk.csvout import Writer
 from .groups import connected
 from .settings import DedupSettings
+
+SAME_TITLE = 0.8
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,12 @@ class DuplicateGroup:
     pairs: tuple[DuplicatePair, ...]
     absorbed: tuple[str, ...] = ()
     existing: tuple[str, ...] = ()
+    also_kept: tuple[str, ...] = ()  # members that duplicate no kept one (a series: A ~ B ~ C keeps A and C)
 
     def to_json(self) -> dict[str, Any]:
         out = {"kept": self.kept, "members": list(self.members), "absorbed": list(self.absorbed)}
+        if self.also_kept:
+            out["also_kept"] = list(self.also_kept)
         if self.existing:
             out["existing"] = list(self.existing)
         return {**out, "pairs": [p.to_json() for p in self.pairs]}
@@ -102,6 +108,22 @@ class DuplicateReport:
     def pairs(self) -> list[DuplicatePair]:
         return [p for g in self.groups for p in g.pairs]
 
+    def distinct_titles(self, title_of: Callable[[str], str | None], same: float = SAME_TITLE) -> tuple[str, ...]:
+        """Absorbed records whose title shares less than ``same`` of its words (Jaccard, folded) with the title
+        of every kept record that absorbed it (a kept duplicate before it in corpus order): the distinct papers
+        of an author's series, which reuse an abstract under new titles. A chair still sees the pair; a
+        deduplicated corpus (``--write-kept``) keeps them."""
+        out = []
+        for group in self.groups:
+            kept, order = {group.kept, *group.also_kept}, {m: n for n, m in enumerate(group.members)}
+            for doc_id in group.absorbed:
+                mine = _words(title_of(doc_id))
+                peers = {k for k in {p.a if p.b == doc_id else p.b for p in group.pairs if doc_id in (p.a, p.b)}
+                         if k in kept and order[k] < order[doc_id]}
+                if mine and peers and all(_similar(mine, _words(title_of(k))) < same for k in peers):
+                    out.append(doc_id)
+        return tuple(out)
+
     def kept_map(self) -> dict[str, tuple[str, ...]]:
         """Each kept id and the ids it absorbs."""
         return {g.kept: g.absorbed for g in self.groups}
@@ -122,9 +144,19 @@ class DuplicateReport:
                             " | ".join(p.passages), *([titles("a", p.a), titles("b", p.b)] if titles else [])])
 
 
+def _words(title: str | None) -> set[str]:
+    return set(plain(title).split()) if title else set()
+
+
+def _similar(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 1.0  # a side without a title: nothing to tell them apart
+
+
 def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]]) -> tuple[DuplicateGroup, ...]:
     """Group records by union-find over their (side, row) keys: side 0 is the index checked (or the
-    existing corpus), side 1 the new abstracts checked against it; ids may repeat across the sides."""
+    existing corpus), side 1 the new abstracts checked against it; ids may repeat across the sides. Within an
+    index, a record is absorbed only by a kept record it duplicates itself: in a chain of an author's series
+    (A ~ B ~ C, A and C distinct) A and C are both kept."""
     id_of = {}
     for key_a, key_b, pair in edges:
         id_of[key_a], id_of[key_b] = pair.a, pair.b
@@ -133,11 +165,19 @@ def _groups(edges: list[tuple[tuple[int, int], tuple[int, int], DuplicatePair]])
     grouped: list[list[DuplicatePair]] = [[] for _ in components]
     for key_a, _, pair in edges:
         grouped[member_of[key_a]].append(pair)
+    near: dict[tuple[int, int], set[tuple[int, int]]] = {}
+    for key_a, key_b, _ in edges:
+        near.setdefault(key_a, set()).add(key_b)
+        near.setdefault(key_b, set()).add(key_a)
     out = []
     for comp, ps in zip(components, grouped):
         new = [id_of[k] for k in comp if k[0] == 1]
+        kept, absorbed = [comp[0]], []
+        for key in comp[1:]:  # in corpus order: absorbed only by a direct duplicate that is kept
+            (absorbed if near[key].intersection(kept) else kept).append(key)
         out.append(DuplicateGroup(id_of[comp[0]], tuple(id_of[k] for k in comp),
                                   tuple(sorted(ps, key=lambda p: (-p.cosine, p.a, p.b))),
-                                  tuple(new) if new else tuple(id_of[k] for k in comp[1:]),
-                                  tuple(id_of[k] for k in comp if k[0] == 0) if new else ()))
+                                  tuple(new) if new else tuple(id_of[k] for k in absorbed),
+                                  tuple(id_of[k] for k in comp if k[0] == 0) if new else (),
+                                  () if new else tuple(id_of[k] for k in kept[1:])))
     return tuple(out)

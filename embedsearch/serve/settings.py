@@ -1,5 +1,5 @@
 """How the service runs and what it accepts: one frozen dataclass, validated on construction. The limits
-are documented in the README's API table; a request past one gets a 4xx JSON error naming it."""
+are documented in docs/service.md's API table; a request past one gets a 4xx JSON error naming it."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ hour). ``lock_wait_seconds``: how long a write waits for another writer before a
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may ask for (the README's API table lists them). Past a limit: 413 for a body,
+    """What one request may ask for (docs/service.md's API table lists them). Past a limit: 413 for a body,
     414 for a GET query, 422 for a field."""
 
     body_bytes: int = 4_000_000

@@ -1,0 +1,92 @@
+"""The README and docs/ a newcomer reads (issue 65): the README stays short, its links lead somewhere, and
+every `embedsearch` command line in it and in docs/ names a real command with real flags, parsed by the
+CLI's own parser (typer's click) without running it: an unknown command or flag fails the test."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import typer
+from typer.exceptions import TyperException
+
+from embedsearch.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def command_lines(page: Path) -> list[tuple[int, str]]:
+    """Each ``embedsearch ...`` line of the page's shell blocks (continuations joined), with its line number."""
+    out, shell, fenced, joined, start = [], False, False, "", 0
+    for number, line in enumerate(page.read_text().splitlines(), start=1):
+        if line.startswith("```"):
+            fenced = not fenced
+            shell = fenced and line[3:].strip() in ("", "bash", "sh", "console")
+            continue
+        if not shell:
+            continue
+        start = start if joined else number
+        joined += line.rstrip("\\").strip() + " "
+        if line.rstrip().endswith("\\"):
+            continue
+        if joined.startswith("embedsearch "):
+            out.append((start, joined.strip()))
+        joined = ""
+    return out
+
+
+def words(line: str) -> list[str]:
+    """The line's arguments: a comment, an output redirection and ``[...]`` marks of optional parts dropped."""
+    parts = shlex.split(line, comments=True)[1:]
+    parts = parts[:parts.index(">")] if ">" in parts else parts
+    return [p.strip("[]") for p in parts if p.strip("[]") not in ("", "...", "|")]
+
+
+def parse(args: list[str]) -> None:
+    """Resolve ``args`` to a command as the CLI would and parse its options; raise on an unknown one (typer
+    carries its own click: its commands and errors are typer's)."""
+    command = typer.main.get_command(app)
+    ctx = command.make_context("embedsearch", list(args))
+    while hasattr(command, "resolve_command"):  # a group: on to the subcommand
+        rest = [*ctx._protected_args, *ctx.args]
+        if not rest:
+            return
+        name, command, rest = command.resolve_command(ctx, rest)
+        try:
+            ctx = command.make_context(name, rest, parent=ctx)
+        except TyperException as exc:  # a file the example names need not exist here
+            if type(exc).__name__ != "BadParameter" or "does not exist" not in str(exc):
+                raise
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as hyphens."""
+    return {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            for line in page.read_text().splitlines() if line.startswith("#")}
+
+
+ALL = [(page, n, line) for page in PAGES for n, line in command_lines(page)]
+
+
+def test_the_readme_is_short_and_its_links_lead_somewhere():
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.encode()) <= 15_000, "README.md is over 15 KB: move detail to docs/"
+    assert readme.startswith("# embedsearch\n\n```bash\nmake demo") and "make test" in readme.split("```")[1]
+    for page in PAGES:
+        for target, anchor in re.findall(r"\]\(([^)#\s]+)(?:#([^)]*))?\)", page.read_text()):
+            if not target.startswith(("http:", "https:", "mailto:")):
+                assert (page.parent / target).exists(), f"{page.name} links to {target}, which is not there"
+                if anchor:
+                    assert anchor in anchors(page.parent / target), f"{page.name} links to {target}#{anchor}: no such heading"
+    assert len(ALL) >= 60  # the pages hold the examples: the test reads them all
+
+
+@pytest.mark.parametrize("page, number, line", ALL, ids=[f"{p.name}:{n}" for p, n, _ in ALL])
+def test_every_command_line_names_a_real_command_and_real_flags(page, number, line):
+    try:
+        parse(words(line))
+    except TyperException as exc:
+        pytest.fail(f"{page.name}, line {number}: {line}\n{exc}")
