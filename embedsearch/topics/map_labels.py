@@ -12,9 +12,10 @@ a box of fixed pixel size centred on its anchor, so in map units it shrinks as `
 
 Two rules come before purity. A topic holding more than half the papers is not labelled: it names nothing
 the eye can find (the legend still lists it). Every topic of the coloured level holding at least ``SHOWN_SHARE``
-of the papers is placed first and shows from ``FIRST_VIEW`` at the latest (the scale a page opens at on a
-laptop): among its densest spots it takes the first whose box, kept inside the map, overlaps no label already
-placed there, in the smallest font if it must.
+of the papers is placed first and shows from ``FIRST_VIEW`` (the scale a page opens at on a phone) where it
+can: among its densest spots, then just beside them, it takes the first whose box, kept inside the map, lies
+mostly over its own points and overlaps no label already placed there, in the smallest font if it must;
+where none does, purity decides as for the rest.
 
 The layout depends on pixel sizes and map units only, not on the screen, so it is computed once here and
 read by the page and the PNG alike; each drops the labels whose box would leave its plot.
@@ -35,7 +36,8 @@ POOL = 20_000
 CANDIDATES = 200
 FONTS = (15, 13, 12, 11)
 MAX_CHARS = 34
-FIRST_VIEW = 300.0  # px per map unit as a page opens: a 600 px tall map shows [-1, 1]
+FIRST_VIEW = 190.0  # px per map unit as a page opens on a phone (a 380 px wide map shows [-1, 1]); a laptop opens closer
+OWN_AT_FIRST = 0.6  # a label shown at once still sits mostly over its own topic's points
 SHOWN_SHARE = 0.01
 SPOTS = 12
 
@@ -102,13 +104,15 @@ def place(coords: np.ndarray, assignments: list[np.ndarray], names: list[dict[in
             own = assigned[rows] == topic
             ranked = _spots(coords[rows], own, rng)
             x, y = ranked[0]
-            if level == 0 and sizes[level][topic] >= SHOWN_SHARE * len(coords):  # best over its own at once
+            shown_first = sizes[level][topic] >= SHOWN_SHARE * len(coords) and (
+                level == 0 or len(np.unique(assignments[0][assigned == topic])) == 1)  # or labelled for its child
+            if shown_first:  # best over its own at once
                 ranked.sort(key=lambda spot: -_share_at(coords[rows], own, *_inside(spot, width, height), width,
                                                         height))
             scale = _pure_from(coords[rows], own, x, y, width, height)
             labels.append(MapLabel(text, level, int(topic), x, y, width, height, font, scale))
-            spots.append(ranked)
-            first.append(level == 0 and sizes[level][topic] >= SHOWN_SHARE * len(coords))
+            spots.append((ranked, lambda x, y, w, h, pts=coords[rows], own=own: _share_at(pts, own, x, y, w, h)))
+            first.append(shown_first)
     order = sorted(range(len(labels)), key=lambda i: (not first[i], -labels[i].level,
                                                       -sizes[labels[i].level][labels[i].topic]))
     return _layout([labels[i] for i in order], [spots[i] if first[i] else None for i in order])
@@ -171,7 +175,7 @@ def _pure_from(points: np.ndarray, own: np.ndarray, x: float, y: float, width: i
     return float(SCALES[first])
 
 
-def _layout(labels: list[MapLabel], spots: list[list[tuple[float, float]] | None]) -> list[MapLabel]:
+def _layout(labels: list[MapLabel], spots: list[tuple[list[tuple[float, float]], Any] | None]) -> list[MapLabel]:
     """Each label, in priority order, from the first scale past its purity at which its box overlaps none of
     the labels placed before it (two boxes part for good past their conflict scale). A label with ``spots``
     must show by ``FIRST_VIEW``: it takes the first spot (then the smallest font) that lets it."""
@@ -191,31 +195,32 @@ def _layout(labels: list[MapLabel], spots: list[list[tuple[float, float]] | None
         return max(start, float(apart[blocking].max()) * 1.0001) if blocking.any() else start
 
     for label, ranked in zip(labels, spots):
-        if ranked is None:
-            label = MapLabel(**{**label.__dict__, "scale": start_of(label, label.scale)})
-        else:
-            label = _first_fit(label, ranked, start_of)
+        fitted = None if ranked is None else _first_fit(label, *ranked, start_of)
+        label = fitted or MapLabel(**{**label.__dict__, "scale": start_of(label, label.scale)})
         n = len(placed)
         xy[n], wh[n], lo[n] = (label.x, label.y), (label.width, label.height), label.scale
         placed.append(label)
     return placed
 
 
-def _first_fit(label: MapLabel, ranked: list[tuple[float, float]], start_of) -> MapLabel:
-    """``label`` at the first of its spots (kept inside the map at ``FIRST_VIEW``) where it shows by then, in
-    its own font, else in the smallest; else where it shows soonest."""
-    tries = []
+def _first_fit(label: MapLabel, ranked: list[tuple[float, float]], share, start_of) -> MapLabel | None:
+    """``label`` at the first of its spots (then just above, below or beside the best one; kept inside the map
+    at ``FIRST_VIEW``) where it shows by then over mostly its own points (``share``), in its own font, else in
+    the smallest; None where no spot does (it then shows once its purity allows)."""
     for font in dict.fromkeys((label.font, FONTS[-1])):
         width, height = box_size(label.text, font)
-        for spot in ranked:
+        (x0, y0), dx, dy = ranked[0], width / 2 / FIRST_VIEW, height / FIRST_VIEW
+        beside = [(x0 + i * dx, y0 + j * dy) for j in (1, -1, 2, -2, 3, -3) for i in (0, 1, -1)]  # off a tight cluster
+        for spot in [*ranked, *beside]:
             x, y = _inside(spot, width, height)
+            if share(x, y, width, height) < OWN_AT_FIRST:
+                continue
             moved = MapLabel(label.text, label.level, label.topic, x, y, width, height, font,
                              min(label.scale, FIRST_VIEW))
             moved = MapLabel(**{**moved.__dict__, "scale": start_of(moved, moved.scale)})
             if moved.scale <= FIRST_VIEW:
                 return moved
-            tries.append(moved)
-    return min(tries, key=lambda m: m.scale)
+    return None
 
 
 def visible(labels: list[MapLabel], scale: float, centre: tuple[float, float], size: tuple[float, float]
