@@ -38,7 +38,7 @@ $(VENV)/.bench-installed: $(VENV)/.installed requirements/bench.lock
 	$(PY) -m pip install -q --require-hashes --no-deps -r requirements/bench.lock
 	touch $@
 
-# The quick set (a few minutes here); each benchmark's full command is in benchmarks/README.md.
+# The quick set (a few minutes here); each benchmark's full command is in benchmarks/HISTORY.md.
 bench: $(VENV)/.bench-installed
 	$(PY) -m benchmarks.search_bench
 	$(PY) -m benchmarks.segments_bench --sizes 20000

@@ -18,7 +18,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
-OUT = ROOT / "benchmarks" / "out"
+OUT = ROOT / "benchmarks" / "out"  # scratch a benchmark may keep (not committed)
+RESULTS = ROOT / "benchmarks" / "results"  # one committed file a benchmark: what README.md is rendered from
 
 
 def percentiles(samples_s: list[float]) -> tuple[float, float]:
@@ -121,10 +122,28 @@ def stamp() -> str:
     return f"Measured on {cpu_model()}, {os.cpu_count()} cores, torch kernels {capability}; {versions}."
 
 
-def save(name: str, payload: dict) -> None:
-    """Write a benchmark's results, with the machine and versions that produced them."""
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{name}.json").write_text(json.dumps({**payload, "machine": stamp()}, indent=2))
+def save(name: str, payload: dict, headline: str | None = None) -> None:
+    """Write a benchmark's result file, ``results/NAME.json``: the command, date, commit and machine that
+    produced ``payload`` (its figures), keeping the area, title and write-up of an earlier result of the
+    same name; ``python -m benchmarks.report`` renders README.md from these files (commit them)."""
+    import datetime
+
+    file = RESULTS / f"{name}.json"
+    before = json.loads(file.read_text()) if file.exists() else {}
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or None
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "embedsearch", "benchmarks"],
+                           capture_output=True, text=True).stdout.strip()
+    module = sys.modules["__main__"].__spec__.name if getattr(sys.modules["__main__"], "__spec__", None) else name
+    doc = (sys.modules["__main__"].__doc__ or name).strip().splitlines()[0]
+    result = {"name": name, "area": before.get("area", "New results"), "title": before.get("title", doc),
+              "order": before.get("order", 10_000), "command": [" ".join([".venv/bin/python -m", module, *sys.argv[1:]])],
+              "date": datetime.date.today().isoformat(), "commit": (commit + "+changes" if dirty else commit),
+              "dated_by": "the run that wrote this file", "machine": stamp(),
+              "headline": headline or f"rerun {datetime.date.today().isoformat()}: figures in the result file",
+              "figures": payload, **({"write_up": before["write_up"]} if "write_up" in before else {})}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps(result, indent=1, ensure_ascii=False, default=str) + "\n")
 
 
 def python() -> str:

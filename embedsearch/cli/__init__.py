@@ -60,7 +60,7 @@ def main() -> None:
 
 
 # Commands that write nothing and start no thread: they end without the interpreter's teardown of faiss and
-# onnxruntime, a tenth of a second of a search command (benchmarks/README.md, "A search command").
+# onnxruntime, a tenth of a second of a search command (benchmarks/HISTORY.md, "A search command").
 READ_ONLY = frozenset({"search", "similar", "info"})
 
 

@@ -12,7 +12,7 @@ class DedupSettings:
     """When a candidate pair is a duplicate. ``threshold``, ``min_cosine`` and ``min_overlap`` are the
     setting with the highest F1 on a planted-edit dev set over SciFact abstracts among those with
     precision >= 0.99 that flag none of its background-sharing pairs; they were checked on a separate
-    test set, on labelled bibliographic duplicates and on the bundled corpus (benchmarks/README.md).
+    test set, on labelled bibliographic duplicates and on the bundled corpus (benchmarks/HISTORY.md).
 
     - ``threshold``: cosine at which two abstracts are duplicates on meaning alone (heavy rewording).
     - ``min_cosine``: cosine a pair needs before lexical overlap can make it a duplicate.

@@ -1,6 +1,6 @@
 """Static models for drafts at scale: one vector per word piece, a text the mean of its pieces' vectors
 (model2vec's ``StaticModel``, numpy and tokenizers only), about 100x the transformer's speed on a CPU at a
-cost in quality (``benchmarks/README.md``, "Embedding").
+cost in quality (``benchmarks/HISTORY.md``, "Embedding").
 
 ``static-minilm`` is distilled from the bundled all-MiniLM-L6-v2 on first use by model2vec's ``distill``
 (every word piece through the transformer, PCA to 256 dimensions, Zipf weights: about 30 s here, offline)
@@ -151,5 +151,5 @@ def _open(folder: str):
     import logging
 
     logging.getLogger("model2vec").setLevel(logging.ERROR)  # it warns that max_length=None differs from 512
-    # float32 weights: numpy averages half floats several times slower (benchmarks/README.md, "Embedding")
+    # float32 weights: numpy averages half floats several times slower (benchmarks/HISTORY.md, "Embedding")
     return StaticModel.from_pretrained(folder, max_length=None, normalize=True, quantize_to="float32")

@@ -5,7 +5,7 @@ Importing sentence-transformers costs seconds; onnxruntime and tokenizers load i
 neither a build whose export exists nor an interactive search imports torch. Queries run on one session
 using the cores; bulk windows are sorted by length, cut into small batches (little padding) and spread
 over one single-threaded session per core, each thread tokenizing its next batch while another runs
-(``benchmarks/README.md``, "Embedding": 1.3x one session with every core). At int8 each window runs
+(``benchmarks/HISTORY.md``, "Embedding": 1.3x one session with every core). At int8 each window runs
 alone: dynamic quantization scales a batch's activations by their range, so batchmates and padding would
 move a window's vector (cosine 0.996 to itself alone) and a query would not find its own abstract's.
 """
@@ -70,7 +70,7 @@ class OnnxEncoder:
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # idle threads sleep instead of spinning, leaving the cores to a busy server's request threads
-        # (benchmarks/README.md, "Search service": 15% more searches/s on 20% less CPU)
+        # (benchmarks/HISTORY.md, "Search service": 15% more searches/s on 20% less CPU)
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return onnxruntime.InferenceSession(str(self.folder / "model.onnx"), options,
                                             providers=["CPUExecutionProvider"])

@@ -2,7 +2,7 @@
 
 The export traces the transformer with eager attention, which onnxruntime fuses when it loads it (the score
 scaling into its product, biases into GELU and layer norms, an int8 product with its dequantization): 1.3x
-faster at fp32 than tracing PyTorch's SDPA (``benchmarks/README.md``, "Embedding").
+faster at fp32 than tracing PyTorch's SDPA (``benchmarks/HISTORY.md``, "Embedding").
 int8 is onnxruntime's dynamic quantization with one scale per output channel (one scale per tensor loses
 too much: mean cosine to fp32 0.94 against 0.995), after the activations' outliers are moved into the
 weights (``smoothing``: 0.998). The recipe is fixed and calibrated on package data, so a machine that

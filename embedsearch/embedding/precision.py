@@ -17,7 +17,7 @@ INT8, FP32, FP16 = "int8", "fp32", "fp16"
 PRECISIONS = (INT8, FP32, FP16)
 # Smoothed int8 holds fp32's quality on issue 53's four gates
 # but not on two of the project's bars (the bundled map: 5 topics at seeds 1 and 9; vectors 6e-3 apart between
-# two CPU code paths, fp32's under 1e-5): benchmarks/README.md, "Embedding: smoothed int8"
+# two CPU code paths, fp32's under 1e-5): benchmarks/HISTORY.md, "Embedding: smoothed int8"
 DEFAULT_PRECISION = FP32
 LEGACY_PRECISION = FP32  # what a manifest without a precision was built at
 QUANT_FORMAT = 2  # bump when the quantization recipe changes (2: smoothed, embeddings fp32): the vectors change

@@ -6,7 +6,7 @@ Each input channel ``j`` of a weight matrix is divided by ``s_j = max|x_j|^a / m
 per product input) and its weight row multiplied by it: the fp32 product is unchanged, and both sides reach
 int8 with room to spare. Activations are measured on the bundled abstracts (package data, so every machine
 calibrates on the same texts). ``a = 0.7`` was chosen on cosine to fp32 over SciFact abstracts and the
-reviewer gold standard's tuning profiles (``benchmarks/README.md``, "Embedding: smoothed int8": reviewer loss
+reviewer gold standard's tuning profiles (``benchmarks/HISTORY.md``, "Embedding: smoothed int8": reviewer loss
 0.218 -> 0.210, mean cosine 0.995 -> 0.998, no slower).
 """
 

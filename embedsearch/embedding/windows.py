@@ -5,7 +5,7 @@ abstract's topic); the tokens past it become further windows. Window vectors are
 weights proportional to their token counts, the later windows scaled by ``tail_weight``, then
 re-normalised. So nothing past the model's window is silently dropped (up to ``max_windows``),
 while the truncated reading still dominates: on SciFact's train split a tail weight of 0.25 beat
-both plain truncation and equal weighting (benchmarks/README.md).
+both plain truncation and equal weighting (benchmarks/HISTORY.md).
 """
 
 from __future__ import annotations

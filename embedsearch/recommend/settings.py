@@ -20,7 +20,7 @@ class RecommendSettings:
     term. ``c``: the SVM's regularisation; ``background``: corpus papers sampled as negatives (a sample, so a
     request costs the same at any corpus size); ``unlike_cost``: how much more an unliked paper counts than a
     background one; ``closest``: seeds named per hit as its evidence. The defaults were chosen on the tuning
-    halves of the protocols in benchmarks/README.md ("Recommendations")."""
+    halves of the protocols in benchmarks/HISTORY.md ("Recommendations")."""
 
     method: Method = "svm"
     c: float = 0.1

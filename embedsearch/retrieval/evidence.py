@@ -3,7 +3,7 @@ with their share of its BM25 score (with the whole corpus's statistics, as the r
 abstract's sentence closest in meaning to the query, or to the seeds of a recommendation, by the model's own
 word-piece vectors (``embedding.static``; by shared words for a model without them). The sentences and their
 word pieces are written with each segment (``store.sentences``), so a page costs a gather and a few dot
-products, with no tokenizer pass over its abstracts (figures: benchmarks/README.md, "The everyday path")."""
+products, with no tokenizer pass over its abstracts (figures: benchmarks/HISTORY.md, "The everyday path")."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ two signals (``retrieval.parts.Fanout`` gathers the candidates, from one index o
 Hybrid ranking fuses the two candidate lists by normalised score fusion: each signal is divided
 by its best score among the candidates (``max``; cosines below 0 count as 0), then mixed with
 ``dense_weight``. Min-max scaling and reciprocal rank fusion are available too; the default method
-and weight were chosen on SciFact's train split (benchmarks/README.md).
+and weight were chosen on SciFact's train split (benchmarks/HISTORY.md).
 """
 
 from __future__ import annotations

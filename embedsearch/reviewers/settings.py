@@ -16,7 +16,7 @@ OBJECTIVES: tuple[Objective, ...] = ("total", "fair", "randomized")
 class AffinitySettings:
     """A submission's affinity to a reviewer is the weighted sum of its ``top`` highest cosines to the
     reviewer's publications, the i-th best weighted ``1 / i ** power`` (harmonic weights over the ten best:
-    chosen on the gold standard's d_20_1..3, see benchmarks/README.md). ``keep`` reviewers per submission are
+    chosen on the gold standard's d_20_1..3, see benchmarks/HISTORY.md). ``keep`` reviewers per submission are
     written unless every pair is asked for; ``evidence`` publications are named per pair."""
 
     top: int = 10

@@ -22,7 +22,7 @@ class ServeSettings:
 hour). ``lock_wait_seconds``: how long a write waits for another writer before answering 503.
     ``threads``: requests a worker runs at once (anyio's 40 by default: on two cores 8 shortened the slowest
     searches when only searches ran, but in the mixed benchmark slow duplicate checks then held most threads
-    and searches queued behind them, p50 531 ms against 69 ms; benchmarks/README.md). ``max_writes``: writes a worker
+    and searches queued behind them, p50 531 ms against 69 ms; benchmarks/HISTORY.md). ``max_writes``: writes a worker
     lets wait for the writer lock at once; past it a write is answered 503 at once, so waiting writes can
     never take every request thread from the readers."""
 

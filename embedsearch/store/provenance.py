@@ -1,6 +1,6 @@
 """What made an index: the versions of the libraries whose numbers end up in it and the CPU code path
 torch ran, recorded in the manifest at build time so a result can be traced to the machine and stack
-that produced it (float noise from another CPU path moves a single UMAP fit: benchmarks/README.md)."""
+that produced it (float noise from another CPU path moves a single UMAP fit: benchmarks/HISTORY.md)."""
 
 from __future__ import annotations
 

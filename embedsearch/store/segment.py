@@ -33,7 +33,7 @@ SMALL_BYTES = 16 << 20  # files up to this size are re-hashed when a reader firs
 #                         1.5 GB/s here, so at most about 10 ms a file; larger ones get their size and invariants
 OPENED_WHOLE = ("config.json", "vocab.json", "documents.offsets.npy", VECTORS)  # read whole by any reader that
 #   opens their part: re-hashing them reads nothing more from disk. The rest are memory-mapped and read in pieces
-#   (hashing them on open made a cold lexical query at 1M 22% slower, benchmarks/README.md): their sizes are
+#   (hashing them on open made a cold lexical query at 1M 22% slower, benchmarks/HISTORY.md): their sizes are
 #   checked on open, their contents by the invariants of each read, by `check` and before a merge
 DERIVED_PARTS = ("lexical/", "words/", "sentences/", VECTORS)  # what `check --repair` makes again
 

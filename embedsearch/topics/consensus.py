@@ -9,7 +9,7 @@ in one cluster becomes a distance (``1 - share``, on the neighbour pairs only, s
 documents x neighbours), and HDBSCAN over that distance gives the consensus, with
 ``cluster_selection_epsilon = 1 - agreement``: two topics stay apart unless ``agreement`` of the runs
 join them. A document the consensus leaves out joins the topic of a neighbour it shared a cluster with in
-most runs. Measured over seeds 0-9 and four CPU code paths in ``benchmarks/README.md``.
+most runs. Measured over seeds 0-9 and four CPU code paths in ``benchmarks/HISTORY.md``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ pynndescent's search code, which numba cannot cache, is never compiled: 90 s in 
 document outside the sample takes the topic most of its nearest sample papers (cosine, in embedding space)
 hold, if at least a third of them do, and sits at their mean position on the map, as papers added after a
 fit do (``extend``). ``hdbscan.approximate_predict`` in UMAP space left up to 38% of real abstracts
-unassigned where the sample itself left at most 17%, and scored lower against labels (benchmarks/README.md)."""
+unassigned where the sample itself left at most 17%, and scored lower against labels (benchmarks/HISTORY.md)."""
 
 from __future__ import annotations
 
