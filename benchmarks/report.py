@@ -59,7 +59,7 @@ def render() -> str:
     out = [INTRO, "## Targets at a glance\n", "| target | status | where |", "|---|---|---|"]
     for target, status, where in targets["rows"]:
         out.append(f"| {short(target, 90)} | {short(status, STATUS_CHARS)} | {short(where, 40)} |")
-    out.append(f"\nThe full status of each target: [`results/targets.json`](results/targets.json).\n")
+    out.append("\nThe full status of each target: [`results/targets.json`](results/targets.json).\n")
     areas: dict[str, list[dict]] = {}
     for result in results:
         areas.setdefault(result["area"], []).append(result)
