@@ -58,6 +58,7 @@ def test_map_draws_every_point_search_rings_and_click_shows_abstract(browser, pa
     page.wait_for_function("document.querySelector('#paper .topic') !== null")
     assert page.locator("#paper .topic").inner_text().startswith(CTMC)
     assert len(page.locator("#paper p").inner_text()) > 200
+    assert "$16.36$" not in page.locator("#paper p").inner_text() and "16.36" in page.locator("#paper p").inner_text()
     assert page.errors == [] and page.outside == []  # works offline: nothing was fetched from the network
     context.close()
 
