@@ -52,9 +52,9 @@ lock:
 	$(COMPILE) --upgrade --extra serve --extra test --extra ray --extra cluster --extra bench -c requirements/test.lock \
 		-o requirements/bench.lock pyproject.toml
 
-# Every dependency pyproject.toml names is pinned in the locks (also a test: tests/test_lock.py).
+# Every dependency pyproject.toml names is pinned in the locks (also a test: tests/project/test_lock.py).
 check-lock:
-	python3 tests/test_lock.py
+	python3 tests/project/test_lock.py
 
 clean:
 	rm -rf $(VENV) $(LOCK_TOOL) indexes/neurips2026

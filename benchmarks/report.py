@@ -1,6 +1,6 @@
 """Renders ``benchmarks/README.md`` from the committed result files (``benchmarks/results/*.json``): the
 targets table, then one table per area, each row a benchmark's headline with its date, commit and links to
-its result file and its dated write-up (``HISTORY.md``). ``tests/test_benchmark_report.py`` fails when the
+its result file and its dated write-up (``HISTORY.md``). ``tests/project/test_benchmark_report.py`` fails when the
 committed README differs from what this renders.
 
     python -m benchmarks.report            # writes benchmarks/README.md

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "explore_neurips2026.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "explore_neurips2026.ipynb"
 
 
 def test_notebook_is_stored_without_outputs():

@@ -25,7 +25,7 @@ from embedsearch.retrieval.dense import dense
 from embedsearch.retrieval.filters import Filter, allowed
 from embedsearch.store.settings import LexicalSettings, MergePolicy, StoreSettings
 
-WORKER = str(Path(__file__).with_name("segment_worker.py"))
+WORKER = str(Path(__file__).resolve().parents[1] / "segment_worker.py")
 NO_MERGES = StoreSettings(merge=MergePolicy(segments_per_tier=1_000, max_deleted_share=1.0))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "embedsearch"
+PACKAGE = Path(__file__).resolve().parents[2] / "embedsearch"
 
 LAYERS = [
     {"errors", "version", "disk"},

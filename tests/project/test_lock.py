@@ -1,5 +1,5 @@
 """The locks in requirements/ pin every dependency pyproject.toml names, at a version its range allows, with
-hashes; `make lock` regenerates them. Run alone as `python tests/test_lock.py` too."""
+hashes; `make lock` regenerates them. Run alone as `python tests/project/test_lock.py` too."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s\\;]+)", re.MULTILINE)
 
 

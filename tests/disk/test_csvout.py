@@ -70,7 +70,7 @@ def test_assign_and_its_scores_round_trip_hostile_ids(tmp_path):
 
 def test_no_module_writes_csv_but_the_guarded_writer():
     """One writer for all: a CSV route added later that writes with ``csv`` directly turns this red."""
-    package = Path(__file__).resolve().parents[1] / "embedsearch"
+    package = Path(__file__).resolve().parents[2] / "embedsearch"
     direct = [str(f.relative_to(package)) for f in package.rglob("*.py") if f.name != "csvout.py"
               and any(w in f.read_text() for w in ("csv.writer(", "DictWriter(", 'write("submission,'))]
     assert direct == []

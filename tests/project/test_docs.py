@@ -14,7 +14,7 @@ from typer.exceptions import TyperException
 
 from embedsearch.cli import app
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
