@@ -25,6 +25,7 @@ import numpy as np
 
 from ..corpus.fold import author_names, plain
 from ..store.lexical import Tokenizer
+from . import bm25
 from ..store.segment import Segment
 from ..store.snapshot import Snapshot
 from .filters import Filter
@@ -53,8 +54,7 @@ class Fielded:
 
     def mask(self, snapshot: Snapshot) -> np.ndarray:
         """A flag per live row of ``snapshot``: whether it holds every term."""
-        lexical = snapshot.manifest.lexical
-        tokenize = Tokenizer.of(lexical) if self.without and lexical.forms else None
+        tokenize = bm25.of(snapshot).tokenizer if self.without and snapshot.manifest.lexical.forms else None
         masks = [self._segment(s, tokenize) for s in snapshot.segments]
         return np.concatenate([m if live is None else m[live] for m, live in zip(masks, snapshot.live)]) \
             if masks else np.zeros(0, dtype=bool)

@@ -7,25 +7,22 @@ British spelling or irregular plural misses its other form) until ``upgrade`` is
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import CorruptIndexError
 from . import generation as gen
-from .layout import FORMAT_VERSION, MANIFEST
+from .layout import FORMAT_VERSION
 from .lock import writer
-from .manifest import Manifest
+from .manifest import read as read_manifest
 from .manifest import write as write_manifest
 from .repair import deleted_rows, rewrite
 
 
 def meet_forms(root: Path) -> int:
     """Re-tokenise the format 2 index at ``root`` (see the module's description); returns its live documents."""
-    from ..disk.durable import unsealed
-
     with writer(root, "upgrade", True):
-        manifest = Manifest.parse(root / MANIFEST, unsealed(json.loads((root / MANIFEST).read_text()))[0])
+        manifest = read_manifest(root)  # checked: its seal and keys
         target = replace(manifest, lexical=replace(manifest.lexical, forms=True), format_version=FORMAT_VERSION)
         found = gen.numbers(root)
         if not found:

@@ -82,15 +82,17 @@ def candidates(texts: Sequence[str], labels: np.ndarray, topics: Sequence[int], 
     return out
 
 
+def _singular(phrase: str) -> str:
+    """A phrase with each word's plural ``s`` dropped: forms of one phrase count once."""
+    return " ".join(w.removesuffix("s") for w in phrase.split())
+
+
 def _distinct(ranked: list[str], count: dict[str, int], top: int) -> list[str]:
     """Phrases with none nested in a kept one that occurs in about as many papers ("diffusion" after "discrete
     diffusion" in most of them), plurals counted once; a kept phrase gives way to a longer one that holds it
     in at least 70% of its papers."""
     kept: list[str] = []
-
-    def stem(p: str) -> str:
-        return " ".join(w.removesuffix("s") for w in p.split())
-
+    stem = _singular
     for phrase in ranked:
         s = stem(phrase)
         if any(stem(k) == s for k in kept):
@@ -111,8 +113,8 @@ def _distinct(ranked: list[str], count: dict[str, int], top: int) -> list[str]:
 def choose(ranked: Sequence[str], picks: int = PICKS, avoid: frozenset[str] = frozenset()) -> str:
     """The name among a topic's MMR-ordered phrases: the first of two or more words in the top ``picks``,
     never one in ``avoid`` (a child's name, which would name the child, not its parent)."""
-    avoid = {p.removesuffix("s") for p in avoid}
-    ranked = [p for p in ranked if p.removesuffix("s") not in avoid]
+    avoid = {_singular(p) for p in avoid}
+    ranked = [p for p in ranked if _singular(p) not in avoid]
     for phrase in ranked[:picks]:
         if " " in phrase:
             return phrase

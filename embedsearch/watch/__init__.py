@@ -16,7 +16,7 @@ from ..retrieval import filters as flt
 from ..retrieval.query import parse
 from ..retrieval.search import Answer, Hit, band
 from ..store.docstore import id_hashes
-from ..store.lexical import Tokenizer
+from ..retrieval import bm25
 from ..store.layout import now
 from ..store.watches import Watch, check_name, listed, load, remove, save
 
@@ -106,7 +106,7 @@ def _rank(index: Index, watch: Watch, rows: np.ndarray) -> Answer:
         threshold = bands[0]
     order = [i for i in np.argsort(-scores, kind="stable") if cosines[i] >= threshold]
     docs = snapshot.documents.get([int(rows[i]) for i in order])
-    tokenize = Tokenizer.of(snapshot.manifest.lexical) if query is not None and snapshot.manifest.lexical.forms else None
+    tokenize = bm25.of(snapshot).tokenizer if query is not None and snapshot.manifest.lexical.forms else None
     hits = [Hit(0, d.id, float(scores[i]), d.title, d.text, d.metadata, float(cosines[i]), None,
                 band(float(cosines[i]), bands)) for i, d in zip(order, docs)
             if query is None or query.keeps(d.title, d.text, d.metadata, tokenize)][:watch.k]
