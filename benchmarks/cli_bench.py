@@ -4,6 +4,8 @@ time of fresh processes (page cache warm: one unmeasured run first), with this c
 ``python -X importtime`` totals of the packages a search imports, and the floor no code of ours can go
 under (a process that imports numpy, onnxruntime, faiss, tokenizers and typer, reads the model's tokenizer and
 opens an ONNX session of it, and ends without teardown: what any search must do, with no code of ours).
+Every process runs with bytecode caches on (``PYTHONDONTWRITEBYTECODE`` dropped), as an installed package
+runs: this machine's shell sets it, which made every earlier run compile our 111 modules from source (0.1 s).
 
     python -m benchmarks.cli_bench --before e37a1e9
 """
@@ -40,8 +42,13 @@ def command(index: Path) -> list[str]:
     return [sys.executable, "-m", "embedsearch", "search", QUERY, "-k", "10", "--index", str(index)]
 
 
+def environment(library: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(library)}
+
+
 def wall(cmd: list[str], cwd: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    env = environment(cwd)
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     took = time.perf_counter() - start
@@ -52,7 +59,7 @@ def wall(cmd: list[str], cwd: Path) -> float:
 
 def imports(library: Path, index: Path) -> dict[str, float]:
     """Cumulative import time (s) of each package in ``PACKAGES``, as the search command imports them."""
-    env = {**os.environ, "PYTHONPATH": str(library)}
+    env = environment(library)
     done = subprocess.run([sys.executable, "-X", "importtime", *command(index)[1:]], cwd=library, env=env,
                           capture_output=True, text=True)
     out = {"all": 0.0}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-MARKUP = re.compile(r"\\[A-Za-z@%&$#_{}\\ ,;!]|\$[^$\s]|\*\*|__|---?|``|''|~|\{")
+MARKUP = re.compile(r"\\[A-Za-z@%&$#_{}\\ ,;!\"'^`~=.]|\$[^$\s]|\*\*|__|---?|``|''|~|\{")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _CODE = re.compile(r"`([^`\n]+)`")
 _LINK = re.compile(r"\[([^\]\n]+)\]\((?:https?://|www\.)[^)\s]+\)")

@@ -16,11 +16,12 @@ import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from .onnx_export import GRAPH
 from .windows import pool_windows, split_texts
 
 THREADS_ENV = "EMBEDSEARCH_ONNX_THREADS"  # set by `serve --workers N` so N workers share the cores
@@ -42,20 +43,13 @@ class OnnxEncoder:
     """Encodes texts exactly as ``embed.embed_batch`` does (windows, pooling, unit length), without torch."""
 
     def __init__(self, folder: Path, max_windows: int, tail_weight: float, threads: int | None = None):
-        from tokenizers import Tokenizer
-
         self.folder = folder
         self.config = json.loads((folder / "config.json").read_text())
         self.precision = self.config.get("precision", "fp32")
         self.max_windows = max_windows
         self.tail_weight = tail_weight
         self.threads = threads or int(os.environ.get(THREADS_ENV, 0)) or min(4, cores())
-        self._raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._raw.no_truncation()
-        self._raw.no_padding()
-        self._model_input = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._model_input.enable_truncation(self.config["max_seq_length"])
-        self._model_input.enable_padding(pad_id=self.config["pad_id"], pad_token=self.config["pad_token"])
+        self._raw = plain_tokenizer(folder / "tokenizer.json")
         self._session = self._open(self.threads)
         self.fingerprint = self.config["fingerprint"]
         self.dimension = int(self._session.get_outputs()[0].shape[-1])
@@ -72,7 +66,7 @@ class OnnxEncoder:
         # idle threads sleep instead of spinning, leaving the cores to a busy server's request threads
         # (benchmarks/HISTORY.md, "Search service": 15% more searches/s on 20% less CPU)
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return onnxruntime.InferenceSession(str(self.folder / "model.onnx"), options,
+        return onnxruntime.InferenceSession(str(self.folder / GRAPH), options,
                                             providers=["CPUExecutionProvider"])
 
     @cached_property
@@ -114,17 +108,55 @@ class OnnxEncoder:
         return vectors
 
     def _run(self, session, pieces: list[str]) -> np.ndarray:
-        encodings = self._model_input.encode_batch(pieces)
-        columns = {"input_ids": [e.ids for e in encodings], "attention_mask": [e.attention_mask for e in encodings],
-                   "token_type_ids": [e.type_ids for e in encodings]}
-        feed = {name: np.asarray(columns[name], dtype=np.int64) for name in self.config["inputs"]}
+        columns = self._model_input(pieces)
+        feed = {name: columns[name] for name in self.config["inputs"]}
         hidden = session.run(None, feed)[0]
         if self.config["pooling"] == "cls":
             pooled = hidden[:, 0]
         else:
-            mask = np.asarray(columns["attention_mask"], dtype=hidden.dtype)[..., None]
+            mask = columns["attention_mask"].astype(hidden.dtype)[..., None]
             pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+    def _model_input(self, pieces: list[str]) -> dict[str, np.ndarray]:
+        """The model's inputs for ``pieces``, as the tokenizer with truncation and padding on would give them,
+        from the one plain tokenizer: a window over the model's length keeps its first tokens and its
+        special tokens; rows are padded to the longest."""
+        limit = self.config["max_seq_length"]
+        encodings = self._raw.encode_batch(pieces)
+        for i, encoding in enumerate(encodings):
+            if len(encoding.ids) > limit:
+                encoding = self._raw.encode(pieces[i], add_special_tokens=False)
+                encoding.truncate(limit - self.config["special_tokens"])
+                encodings[i] = self._raw.post_process(encoding)
+        width = max(len(e.ids) for e in encodings)
+        columns = {"input_ids": np.full((len(encodings), width), self.config["pad_id"], dtype=np.int64),
+                   "attention_mask": np.zeros((len(encodings), width), dtype=np.int64),
+                   "token_type_ids": np.zeros((len(encodings), width), dtype=np.int64)}
+        for row, encoding in enumerate(encodings):
+            columns["input_ids"][row, :len(encoding.ids)] = encoding.ids
+            columns["attention_mask"][row, :len(encoding.ids)] = encoding.attention_mask
+            columns["token_type_ids"][row, :len(encoding.ids)] = encoding.type_ids
+        return columns
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(digest: str, path: str):
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(path)
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def plain_tokenizer(path: Path):
+    """The tokenizer in ``path`` with truncation and padding off, built once a process for each content
+    (building one costs 25 ms): the query encoder and the static sentence vectors share it. Never changed
+    after it is made."""
+    import hashlib
+
+    return _tokenizer(hashlib.sha256(path.read_bytes()).hexdigest(), str(path))
 
 
 def length_batches(lengths: list[int], size: int, spread: int = 4) -> list[list[int]]:

@@ -7,6 +7,10 @@ int8 is onnxruntime's dynamic quantization with one scale per output channel (on
 too much: mean cosine to fp32 0.94 against 0.995), after the activations' outliers are moved into the
 weights (``smoothing``: 0.998). The recipe is fixed and calibrated on package data, so a machine that
 exports again makes the same vectors, up to the float noise its CPU adds to any run.
+The weights are kept beside the graph (``model.onnx.data``): onnxruntime maps them instead of parsing them
+out of the protobuf, which opens a session in a third of the time and leaves the vectors bit for bit the same
+(``benchmarks/HISTORY.md``, "A search command"). A format 2 export (weights inside) found in the cache is
+copied that way on first use, without the model; the old folder stays for the versions that read it.
 """
 
 from __future__ import annotations
@@ -23,19 +27,42 @@ from .precision import FP32, INT8, QUANT_FORMAT, vector_fingerprint
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-EXPORT_FORMAT = 2  # 2: eager attention (fusable), int8 beside fp32
+EXPORT_FORMAT = 3  # 2: eager attention (fusable), int8 beside fp32; 3: weights beside the graph
 CONFIG = "config.json"
+GRAPH, WEIGHTS = "model.onnx", "model.onnx.data"
 _POOLING = ("mean", "cls")
 
 
-def export_dir(fingerprint: str) -> Path:
+def export_dir(fingerprint: str, version: int = EXPORT_FORMAT) -> Path:
     """Where the export of the vectors with ``fingerprint`` lives (one folder per precision)."""
-    return default_cache_dir() / "onnx" / f"{fingerprint}-v{EXPORT_FORMAT}"
+    return default_cache_dir() / "onnx" / f"{fingerprint}-v{version}"
 
 
 def exported(fingerprint: str) -> Path | None:
+    """The export's folder, a format 2 export rewritten with its weights beside the graph first; ``None``
+    when neither is in the cache."""
     folder = export_dir(fingerprint)
-    return folder if (folder / CONFIG).exists() else None
+    if (folder / CONFIG).exists():
+        return folder
+    old = export_dir(fingerprint, 2)
+    if not (old / CONFIG).exists():
+        return None
+    with staged_folder(folder) as tmp:
+        externalize(old / GRAPH, tmp / GRAPH)
+        (tmp / "tokenizer.json").write_bytes((old / "tokenizer.json").read_bytes())
+        (tmp / CONFIG).write_text(json.dumps({**json.loads((old / CONFIG).read_text()), "format": EXPORT_FORMAT},
+                                             indent=2))
+    return folder
+
+
+def externalize(source: Path, target: Path) -> None:
+    """The model in ``source`` written to ``target`` with its weights in ``WEIGHTS`` beside it."""
+    import onnx
+
+    model = onnx.load(str(source))
+    (target.parent / WEIGHTS).unlink(missing_ok=True)  # onnx appends to an existing weights file
+    onnx.save_model(model, str(target), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=WEIGHTS, size_threshold=1024)
 
 
 def pooling_mode(model: SentenceTransformer) -> str | None:
@@ -59,7 +86,9 @@ def export_onnx(model: SentenceTransformer, model_fingerprint: str, precision: s
     if precision == INT8:
         source = export_onnx(model, model_fingerprint, FP32)
         with staged_folder(export_dir(fingerprint)) as tmp:
-            _quantize(source, tmp / "model.onnx")
+            _quantize(source, tmp / "quantized.onnx")
+            externalize(tmp / "quantized.onnx", tmp / GRAPH)
+            (tmp / "quantized.onnx").unlink()
             (tmp / "tokenizer.json").write_bytes((source / "tokenizer.json").read_bytes())
             config = json.loads((source / CONFIG).read_text())
             config.update(fingerprint=fingerprint, precision=INT8, model_fingerprint=model_fingerprint,
@@ -67,7 +96,9 @@ def export_onnx(model: SentenceTransformer, model_fingerprint: str, precision: s
             (tmp / CONFIG).write_text(json.dumps(config, indent=2))
         return export_dir(fingerprint)
     with staged_folder(export_dir(fingerprint)) as tmp:
-        _trace(model, tmp / "model.onnx")
+        _trace(model, tmp / "traced.onnx")
+        externalize(tmp / "traced.onnx", tmp / GRAPH)
+        (tmp / "traced.onnx").unlink()
         model.tokenizer.backend_tokenizer.save(str(tmp / "tokenizer.json"))
         (tmp / CONFIG).write_text(json.dumps(_config(model, mode, fingerprint), indent=2))
     return export_dir(fingerprint)

@@ -4,6 +4,7 @@ import pytest
 from embedsearch import Document, Index, InputError
 from embedsearch.retrieval.search import fuse, top_lexical
 from embedsearch.retrieval.settings import SearchSettings
+from conftest import SHARED
 
 
 def test_minmax_fusion_on_a_hand_checked_example():
@@ -119,3 +120,23 @@ def test_lexical_index_follows_add_and_remove(index_copy):
     assert index_copy.search("quokka marsupial", 1, mode="lexical")[0].id == "zz"
     index_copy.remove(["zz"])
     assert all(h.id != "zz" for h in index_copy.search("quokka marsupial", 5, mode="lexical"))
+
+
+def test_a_preview_reads_as_the_rendered_abstract_does_when_only_its_head_is_rendered():
+    """A hit without a title shows its abstract's first sentence as a reader reads it; only its head is
+    rendered, which must not change what the whole abstract's rendering shows."""
+    import json
+
+    from embedsearch.corpus import Document
+    from embedsearch.retrieval.search import Hit
+
+    path = SHARED / "eval" / "arxiv" / "arxiv_kaggle_0704_2000.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()[:400]]
+    texts = [r["abstract"] for r in rows if "$" in r["abstract"] or "\\" in r["abstract"]]
+    texts.append("Is it possible to understand cancer? " + "Many genes act. " * 3 + "x " * 400 + "End. More.")
+    texts.append("Is it possible to understand \\emph{cancer}? " + "gene " * 20 + "act. " + "y " * 400 + ". Z.")
+    assert len(texts) > 100
+    for text in texts:
+        shown = Document("x", text).readable().first_sentence()
+        assert Hit(rank=1, id="x", score=1.0, title=None, text=text).preview == shown
+    assert Hit(rank=1, id="x", score=1.0, title=r"Fr\"olicher spaces", text="A.").preview == "Frölicher spaces"
