@@ -157,12 +157,12 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
     topics = None if as_json else _topic_labels(idx)
     scored = mode or idx.search_settings.mode
     if queries is None:
-        hits = idx.find(parsed, k, mode, filters, sort)
+        hits = idx.find(parsed, k, mode, filters, sort, evidence=as_json or explain)
         _print_hits(hits, as_json, topics=topics, mode=scored, explain=explain, sort=sort)
         exports.write(wanted, hits)
         return
     batch = _read_queries(queries)
-    answers = idx.find_many([q for _, _, q in batch], k, mode, filters, sort)
+    answers = idx.find_many([q for _, _, q in batch], k, mode, filters, sort, evidence=as_json or explain)
     for n, ((line, text, _), hits) in enumerate(zip(batch, answers)):
         _print_hits(hits, as_json, query=text, topics=topics, mode=scored, note=n == len(batch) - 1,
                     explain=explain, sort=sort, line=line)

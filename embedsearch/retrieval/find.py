@@ -104,18 +104,21 @@ class Finds:
     snapshot: Snapshot
 
     def find(self, query: str | Query, k: int = 10, mode: Mode | None = None, filters: Sequence[str | Filter] = (),
-             sort: Sort = "relevance", offset: int = 0) -> Answer:
+             sort: Sort = "relevance", offset: int = 0, evidence: bool = True) -> Answer:
         """A query in the grammar the CLI, API and page share (``retrieval.query``: ``"phrases"``, ``-words``,
         ``author:``, ``title:``, ``year:``), in ``sort`` order, each hit with its ``evidence``. With ``offset``
-        (a later page), the answer holds the ``offset + k`` best and only the last ``k`` carry evidence."""
-        return self.find_many([query], k, mode, filters, sort, offset)[0]
+        (a later page), the answer holds the ``offset + k`` best and only the last ``k`` carry evidence;
+        ``evidence=False``: none does (a table that does not show it need not pay for it)."""
+        return self.find_many([query], k, mode, filters, sort, offset, evidence)[0]
 
     def find_many(self, queries: Sequence[str | Query], k: int = 10, mode: Mode | None = None,
-                  filters: Sequence[str | Filter] = (), sort: Sort = "relevance", offset: int = 0) -> list[Answer]:
+                  filters: Sequence[str | Filter] = (), sort: Sort = "relevance", offset: int = 0,
+                  evidence: bool = True) -> list[Answer]:
         """``find`` for many queries (each a string, or a ``Query`` already parsed), with one batched encode."""
         check_k(k)
         if not isinstance(offset, int) or offset < 0:
             raise InputError(f"offset must be a whole number of 0 or more, got {offset!r}")
         parsed = [q if isinstance(q, Query) else parse(check_query(q)) for q in queries]
         answers = find_many(self.reader, parsed, offset + k, mode, filters, sort)
-        return [a if a.listing else explain(self.snapshot, a, q.text, offset=offset) for a, q in zip(answers, parsed)]
+        return [a if a.listing or not evidence else explain(self.snapshot, a, q.text, offset=offset)
+                for a, q in zip(answers, parsed)]

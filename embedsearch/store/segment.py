@@ -163,6 +163,13 @@ class Segment:
         return self._embeddings(scattered=False)
 
     @cached_property
+    def scanned(self) -> np.ndarray:
+        """The embeddings a flat segment's search scans whole (read ahead) in place of its FAISS copy, which
+        is checked all the same, as opening it would be: a damaged index is reported on its first search."""
+        self.verified(VECTORS)
+        return self.embeddings
+
+    @cached_property
     def scattered(self) -> np.ndarray:
         """The embeddings mapped again without read-ahead, for reads of a few rows here and there (a search's
         re-scoring); the same pages in memory, so warm it costs nothing, and cold a row costs one page."""

@@ -54,3 +54,38 @@ def test_corrupted_file_gets_a_clear_error(tmp_path):
     path.write_bytes(path.read_bytes()[:50])
     with pytest.raises(IndexStoreError, match="vectors.faiss: FAISS file is corrupted"):
         vec.read(path)
+
+
+def test_a_flat_search_in_numpy_finds_what_faiss_finds():
+    from embedsearch.retrieval.dense import exact
+
+    vectors = clustered(3000, seed=3)
+    vectors[10] = vectors[11]  # a tie
+    queries = clustered(5, seed=4)
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(vectors)
+    allowed = np.random.default_rng(0).random(len(vectors)) < 0.3
+    for k, mask in ((10, None), (10, allowed), (5000, None), (7, allowed)):
+        scores, rows = exact(vectors, queries, k, mask)
+        params = None if mask is None else faiss.SearchParameters(sel=faiss.IDSelectorBatch(np.flatnonzero(mask)))
+        limit = min(k, len(vectors) if mask is None else int(mask.sum()))
+        theirs, their_rows = index.search(queries, limit, params=params)
+        assert rows.shape == (5, limit)
+        assert np.allclose(scores, theirs, atol=1e-5)
+        assert [set(r) for r in rows.tolist()] == [set(r) for r in their_rows.tolist()]
+        assert mask is None or mask[rows].all()
+        assert (np.diff(scores, axis=1) <= 0).all()
+
+
+def test_a_search_of_a_small_index_never_loads_faiss(bundled_index):
+    """A flat segment is searched in numpy from its stored vectors: a search command does not pay for
+    importing faiss and reading its copy of them."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from embedsearch import Index; idx = Index.load(sys.argv[1]); "
+            "hits = idx.find('discrete diffusion', 5, mode='dense'); assert len(hits) == 5, hits; "
+            "print('faiss' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(bundled_index.path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
