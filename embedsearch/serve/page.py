@@ -1,10 +1,11 @@
-"""The web page at ``/`` (static HTML, CSS and JavaScript shipped with the package: no CDN, works
-offline) and the topic map at ``/map``, rendered from the topics the service holds, with a search box that
-asks the API; plotly, served by the app, draws its topics over time."""
+"""The web page at ``/`` (``embedsearch/web``: HTML, CSS and ES modules shipped with the package, no CDN,
+works offline) and the topic map at ``/map``, rendered from the topics the service holds, with a search box
+that asks the API; plotly, served by the app, draws its topics over time."""
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -13,12 +14,12 @@ from string import Template
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
+from ..web import FOLDER, SERVED, shipped
+from ..web import text as web_text
 from .live import Live
 from .topics import TopicsState
 
-STATIC = Path(__file__).parent / "static"
-_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".png": "image/png",
-          ".woff2": "font/woff2"}
+HOME = FOLDER / "page" / "index.html"
 
 
 @lru_cache(maxsize=1)
@@ -30,11 +31,10 @@ def _plotly() -> Path:
 
 @lru_cache(maxsize=1)
 def _shipped() -> frozenset[str]:
-    """The page's own files, KaTeX's among them (``katex/...``): only these names are ever opened."""
-    return frozenset(p.relative_to(STATIC).as_posix() for p in STATIC.rglob("*") if p.is_file())
+    return shipped()
 
 
-KATEX = '<link rel="stylesheet" href="/static/katex/katex.min.css"><script src="/static/katex/katex.min.js"></script>'
+KATEX = '<link rel="stylesheet" href="/static/vendor/katex/katex.min.css">'  # the map panel's math; the module loads itself
 
 
 def files() -> APIRouter:
@@ -43,13 +43,13 @@ def files() -> APIRouter:
 
     @page.api_route("/", methods=["GET", "HEAD"])
     def home() -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
+        return FileResponse(HOME, media_type="text/html")
 
     @page.get("/paper/{doc_id:path}")
     def paper(doc_id: str) -> FileResponse:
         """A page per paper (a link to share): the page's script shows the paper, its similar papers and
         near-duplicates; a missing id is said on the page."""
-        return FileResponse(STATIC / "index.html", media_type="text/html")
+        return FileResponse(HOME, media_type="text/html")
 
     @page.get("/favicon.ico")
     def favicon() -> Response:
@@ -65,14 +65,14 @@ def files() -> APIRouter:
             from .guard import error
 
             return error(404, f"no such file {name[:100]!r}")
-        file = STATIC / name
-        cache = {"Cache-Control": "public, max-age=86400"} if name.startswith("katex/") else None
-        return FileResponse(file, media_type=_TYPES.get(file.suffix, "application/octet-stream"), headers=cache)
+        file = FOLDER / name
+        cache = {"Cache-Control": "public, max-age=86400"} if name.startswith("vendor/") else None
+        return FileResponse(file, media_type=SERVED.get(file.suffix, "application/octet-stream"), headers=cache)
 
     return page
 
 
-WAITING = Template((Path(__file__).parent / "templates" / "map_waiting.html").read_text(encoding="utf-8"))
+WAITING = Template(web_text("templates/map_waiting.html"))
 
 
 def check_level(model, level: int):
@@ -131,8 +131,11 @@ def time_field(fields: list[dict]) -> str | None:
 
 
 def over_time_panel(field: str, level: int) -> str:
-    """The "Topics over time" button and chart (``static/over_time.js``) for ``field``, added to the served map."""
-    return '<script src="/static/plotly.min.js"></script>\n' + f'<script src="/static/over_time.js" data-field="{html.escape(field)}" data-level="{int(level)}"></script>\n'
+    """The "Topics over time" button and chart (``web/map/over_time.js``) for ``field``, added to the served map."""
+    config = json.dumps({"field": field, "level": int(level)}).replace("</", "<\\/")
+    return ('<script src="/static/plotly.min.js"></script>\n'
+            f'<script type="application/json" id="over-time-config">{config}</script>\n'
+            '<script type="module" src="/static/map/over_time.js"></script>\n')
 
 
 def _documents(live: Live, ready):

@@ -1,14 +1,13 @@
 """Topic maps: a self-contained interactive HTML page and a static PNG, both drawing every paper with the
-same labels (``map_labels``). The page draws with regl-scatterplot (WebGL, vendored in ``web/``, inlined:
-it works offline) from a compact binary payload (``map_payload``); hovering shows a title, the search box
-rings matching papers, clicking shows the abstract."""
+same labels (``map_labels``). The page (``embedsearch/web/map``) draws with regl-scatterplot (WebGL, vendored,
+its modules inlined: it works offline) from a compact binary payload (``map_payload``); hovering shows a
+title, the search box rings matching papers, clicking shows the abstract."""
 
 from __future__ import annotations
 
 import html
 import json
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from string import Template
 
@@ -18,17 +17,13 @@ from ..corpus import Document
 from ..disk.durable import durable_file
 from ..store.docstore import DocumentStore
 from ..store.snapshot import LiveDocuments
+from ..web import inline_imports, served_imports
+from ..web import text as web_text
 from . import map_labels
 from .map_payload import pack, shown_rows, unit_square
 from .model import TopicModel
 
-WEB = Path(__file__).parent / "web"
 __all__ = ["render_html", "shown_rows", "write_html", "write_png"]
-
-
-@lru_cache(maxsize=4)
-def _asset(name: str) -> str:
-    return (WEB / name).read_text(encoding="utf-8")
 
 
 def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, path: Path,
@@ -43,7 +38,7 @@ def write_html(model: TopicModel, documents: Sequence[Document] | DocumentStore 
 
 def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore | LiveDocuments, title: str,
                 level: int = 0, max_points: int | None = None, search_api: str | None = None) -> str:
-    """The map page (``map_page.html``, a ``string.Template``). Served by ``embedsearch serve``, the search
+    """The map page (``web/map/map_page.html``, a ``string.Template``). Served by ``embedsearch serve``, the search
     box asks ``search_api`` (search by meaning) and abstracts come from the API; standalone, a word search
     runs in the page over what it carries (abstracts too, up to ``map_payload.TEXTS_UP_TO`` papers)."""
     data = pack(model, documents, level, max_points, texts=search_api is None)
@@ -52,10 +47,11 @@ def render_html(model: TopicModel, documents: Sequence[Document] | DocumentStore
                f"{data['n']:,} of {data['total']:,} papers drawn (a sample keeping each topic's share), {topics} topics")
     placeholder = "Search by meaning…" if search_api else "Search titles (id or words)…"
     links = '<p id="links"><a id="to-search" href="/">← Search the papers</a></p>' if search_api else ""
-    page = Template((Path(__file__).parent / "map_page.html").read_text(encoding="utf-8"))
-    return page.substitute(title=html.escape(title), counted=counted, placeholder=placeholder, links=links,
-                           api=json.dumps(search_api), data=json.dumps(data, ensure_ascii=False).replace("</", "<\\/"),
-                           scatter=_asset("scatter.min.js"), script=_asset("map.js"))
+    imports = served_imports() if search_api else inline_imports("map", "shared", vendored=("scatter.min.mjs",))
+    config = json.dumps({"api": search_api, "counted": counted}, ensure_ascii=False).replace("</", "<\\/")
+    return Template(web_text("map/map_page.html")).substitute(
+        title=html.escape(title), counted=counted, placeholder=placeholder, links=links, config=config,
+        data=json.dumps(data, ensure_ascii=False).replace("</", "<\\/"), imports=imports)
 
 
 def write_png(model: TopicModel, path: Path, title: str, level: int = 0, width: int = 1440, height: int = 1080

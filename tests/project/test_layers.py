@@ -9,7 +9,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "embedsearch"
 
 LAYERS = [
-    {"errors", "version", "disk"},
+    {"errors", "version", "disk", "web"},
     {"corpus"},
     {"embedding"},
     {"engine"},

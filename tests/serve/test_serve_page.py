@@ -374,7 +374,8 @@ def test_math_is_typeset_by_the_shipped_katex_and_never_dropped(page, server, me
     assert abstract.locator(".katex-error").count() == 0 and "$w_" not in abstract.inner_text()
     page.goto(server.url + "/?q=uncertainty+weighted+question+answering&mode=lexical")
     page.locator("#results > li").first.wait_for()
-    shown = page.evaluate("""() => {
+    shown = page.evaluate("""async () => {
+        const {mathText} = await import('/static/page/text.js');  // the page's own module
         const p = mathText('p', {}, 'the field $\\\\Q(\\\\sqrt{5})$ and $S_{\\\\lambda+1/2}$ for $5 or $10');
         return {seen: [...p.querySelectorAll('.katex-html')].map((e) => e.textContent),
                 sources: [...p.querySelectorAll('annotation')].map((e) => e.textContent), text: p.textContent};
@@ -479,7 +480,7 @@ def test_search_controls_people_expect(page, server, metadata_index):
     expected_failures(page, 400)  # the filter on a field this index lacks, answered as a sentence
 
 
-# ---- the researcher's desk (static/desk.js) -------------------------------------------------------
+# ---- the researcher's desk (web/page/marks.js, recommend.js) ---------------------------------------
 def _marked_search(page, server, query="discrete diffusion"):
     page.goto(server.url + "/?q=" + quote(query))
     page.wait_for_function("document.querySelectorAll('#results > li').length >= 5")

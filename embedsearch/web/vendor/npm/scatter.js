@@ -1,0 +1,1 @@
+export { default as createScatterplot } from 'regl-scatterplot';

@@ -1,3 +1,0 @@
-import createScatterplot, { createRenderer } from 'regl-scatterplot';
-window.createScatterplot = createScatterplot;
-window.createScatterplotRenderer = createRenderer;
