@@ -40,7 +40,7 @@ def pick(static, text: str, spans: list[tuple[int, int]], query: str) -> tuple[i
 
 def main() -> None:
     from embedsearch.embedding.settings import DEFAULT_MODEL
-    from embedsearch.embedding.static import StaticVectors
+    from embedsearch.embedding.piece_vectors import StaticVectors
     from embedsearch.store.sentences import split
 
     static = StaticVectors.of(DEFAULT_MODEL)

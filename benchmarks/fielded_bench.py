@@ -93,8 +93,8 @@ def main() -> None:
     from embedsearch import Index
     from embedsearch.corpus.fold import author_names, plain
     from embedsearch.retrieval.query import parse
-    from embedsearch.store.layout import size_on_disk
-    from embedsearch.embedding.static import StaticVectors
+    from embedsearch.store.files import size_on_disk
+    from embedsearch.embedding.piece_vectors import StaticVectors
     from embedsearch.retrieval.evidence import explain
     from embedsearch.store.sentences import build as build_sentences
     from embedsearch.store.words import build as build_words

@@ -53,7 +53,7 @@ def main() -> None:
         index.search(q, 10, mode="hybrid")
     for k in () if args.search_only else (10, 100):
         from embedsearch.retrieval.maxscore import top
-        from embedsearch.retrieval.search import top_lexical
+        from embedsearch.retrieval.fusion import top_lexical
 
         equal = sum(top(bm25, q, k) == top_lexical(bm25.scores(q), k) for q in queries)
         full = p50_ms(lambda q: top_lexical(bm25.scores(q), k), queries, args.rounds)

@@ -18,7 +18,6 @@ Run: .venv/bin/python -m benchmarks.recommend_bench   (embeds 3,300 texts the fi
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 

@@ -20,7 +20,7 @@ from embedsearch import EmbedSettings, Index
 from embedsearch.retrieval.beir import load_beir, rank_queries, score_run
 from embedsearch.retrieval.bm25 import SegmentedBM25
 from embedsearch.retrieval.dense import dense
-from embedsearch.retrieval.search import fuse, top_lexical
+from embedsearch.retrieval.fusion import fuse, top_lexical
 from embedsearch.retrieval.settings import SearchSettings
 from embedsearch.store import lexical as lex
 from embedsearch.store.settings import LexicalSettings

@@ -42,7 +42,7 @@ def build_and_query(corpus: Path, queries: Path, folder: Path) -> dict:
     """Runs in a child process: build the index in stages, then measure recall and latency."""
     import faiss
 
-    from embedsearch.engine.jobs import local_map
+    from embedsearch.jobs.runner import local_map
     from embedsearch.retrieval.dense import dense_rows
     from embedsearch.store import vectors as vec
     from embedsearch.store.vectors import ivf
@@ -105,8 +105,8 @@ def embedding_rates(count: int) -> list[list]:
     import ray
 
     from embedsearch.embedding.embed import Embedder
-    from embedsearch.engine.distributed import ray_encoder
-    from embedsearch.engine.settings import RaySettings
+    from embedsearch.jobs.on_ray import ray_encoder
+    from embedsearch.jobs.settings import RaySettings
 
     texts = []
     with (SHARED / "eval" / "scifact" / "corpus.jsonl").open() as fh:

@@ -53,7 +53,7 @@ print(json.dumps(out))
 
 def main() -> None:
     from embedsearch import Document, Index
-    from embedsearch.store.layout import size_on_disk
+    from embedsearch.store.files import size_on_disk
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1_000_000)

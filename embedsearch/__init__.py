@@ -12,14 +12,14 @@ if TYPE_CHECKING:
     from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
     from .errors import EmbedsearchError, IndexStoreError, InputError, MissingDependencyError, ModelMismatchError
     from .index import Index
-    from .retrieval.search import Hit
+    from .retrieval.answer import Hit
     from .reviewers import Matcher
     from .store.settings import VectorSettings
 
 _FROM = {"Document": "corpus", "FieldMap": "corpus", "DEFAULT_MODEL": "embedding.settings",
          "EmbedSettings": "embedding.settings", "ModelEntry": "embedding.settings", "EmbedsearchError": "errors",
          "IndexStoreError": "errors", "InputError": "errors", "MissingDependencyError": "errors",
-         "ModelMismatchError": "errors", "Index": "index", "Hit": "retrieval.search", "Matcher": "reviewers",
+         "ModelMismatchError": "errors", "Index": "index", "Hit": "retrieval.answer", "Matcher": "reviewers",
          "VectorSettings": "store.settings"}
 
 

@@ -13,24 +13,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .build import local
-from .build.checks import Checks
-from .build.writes import Writes
-from .build.manifest import load_manifest, new_manifest
+from .ingest import local
+from .ingest.checks import Checks
+from .ingest.writes import Writes
+from .ingest.manifest import load_manifest, new_manifest
 from .corpus import Document, FieldMap, Problem, bundled_sources, check_unique
 from .embedding.embed import check_fingerprint
 from .embedding.settings import DEFAULT_MODEL, EmbedSettings, ModelEntry
-from .engine.distributed import job_map
+from .jobs.on_ray import job_map
 from .errors import IndexStoreError, UnknownIdError
 from .retrieval import filters as flt
 from .recommend.facade import Recommends
 from .retrieval.evidence import explain
 from .retrieval.find import Finds
 from .retrieval.parts import Fanout, Parts
-from .retrieval.search import Answer, check_query
+from .retrieval.answer import Answer, check_query
 from .retrieval.settings import Mode, SearchSettings
 from .store.batches import Batch
-from .store.layout import MANIFEST, check_target, default_home, real_path, size_on_disk
+from .store.files import MANIFEST, check_target, default_home, real_path, size_on_disk
 from .store.folders import ClusterFolder, IndexFolder, open_folder
 from .store.manifest import Manifest
 from .store.snapshot import Snapshot
@@ -40,7 +40,7 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .dedup import DedupSettings, DuplicateReport
-    from .engine.settings import RaySettings
+    from .jobs.settings import RaySettings
     from .topics import TopicModel, TopicSettings
 
 BUNDLED_NAME = "neurips2026"

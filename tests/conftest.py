@@ -288,3 +288,35 @@ def every_kind(bundled_index, tmp_path_factory) -> Path:
     add_watch(index, Watch("graphs", query="graph neural networks"))
     run_watch(index, "graphs")
     return root
+
+
+# The bad-input tests' corpora (tests/bad_input.py; one hashing-model index a module). Imported here, below
+# run_cli, which bad_input imports from this module.
+from bad_input import ROWS, YEARS, write_jsonl  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad-input")
+    corpus = write_jsonl(root / "papers.jsonl", ROWS)
+    run_cli("build", str(corpus), "--index", str(root / "idx"), "--model", "hashing-384", check=True)
+    return root / "idx"
+
+
+@pytest.fixture()
+def copy(built, tmp_path) -> Path:
+    shutil.copytree(built, tmp_path / "idx")
+    return tmp_path / "idx"
+
+
+@pytest.fixture()
+def corpus(tmp_path) -> Path:
+    return write_jsonl(tmp_path / "papers.jsonl", ROWS[:2])
+
+
+@pytest.fixture(scope="module")
+def years(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("years")
+    run_cli("build", str(write_jsonl(root / "years.jsonl", YEARS)), "--index", str(root / "idx"), "--model",
+            "hashing-384", check=True)
+    return root / "idx"

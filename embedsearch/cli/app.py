@@ -78,7 +78,7 @@ def ray_settings(engine: str, address: str | None, workers: int | None = None):
         if address or workers:
             raise InputError("--ray-address and --workers need --engine ray")
         return None
-    from ..engine.settings import RaySettings
+    from ..jobs.settings import RaySettings
 
     return RaySettings(address=address, workers=workers)
 

@@ -14,7 +14,7 @@ from ..dedup.settings import DedupSettings
 from ..errors import InputError
 from ..disk.durable import durable_file
 from .app import EngineOpt, ForceOpt, IndexOpt, JsonOpt, RayAddressOpt, app, friendly, one_line, open_index, ray_settings
-from .explore import index_sources
+from .topics import index_sources
 from .output import check_output
 
 _DEDUP = DedupSettings()

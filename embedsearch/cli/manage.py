@@ -149,7 +149,7 @@ def check(index: str | None = IndexOpt, as_json: bool = JsonOpt,
                                       "from the documents and embeddings, as a new version; say what cannot be.")) -> None:
     """Verify every file of an index against the sizes and checksums in its manifest, and the row counts
     of every part; one line per problem and exit 3 when damaged. ``--repair`` mends what can be mended."""
-    from ..store.compact import plan
+    from ..store.merges import plan
 
     if repair:
         _repair(index, as_json)
@@ -205,7 +205,7 @@ def shard(index: str | None = IndexOpt, out: Path = typer.Option(..., "--out", h
 def upgrade(index: str = typer.Option(..., "--index", "-i")) -> None:
     """Convert an older index in place (nothing is re-embedded): format 1 to segments, format 2's BM25 postings
     made again so word forms meet (colouring and coloring, vortex and vortices)."""
-    from ..store.layout import FORMAT_VERSION
+    from ..store.files import FORMAT_VERSION
     from ..store.upgrade import upgrade as convert
 
     count = convert(index)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from ..store.layout import is_index
+from ..store.files import is_index
 
 
 def check_output(path: str | Path, option: str, sources: Sequence[str | Path] = (), force: bool = False) -> Path:

@@ -14,6 +14,17 @@ from .app import IndexOpt, JsonOpt, KOpt, app, friendly, one_line, open_index
 from .exports import BibOpt, CslOpt, ForceExportOpt, RisOpt
 
 
+SCORES = {"hybrid": "the fused score (meaning and words, each relative to the best candidate)",
+          "dense": "the cosine similarity (closeness in meaning)",
+          "lexical": "the BM25 score (how well the words match)"}
+
+
+def score_note(mode: str) -> str:
+    """What the number beside a result is, in one line: the score that orders them; the band is a label."""
+    return (f"score: {SCORES[mode]}, which orders the list; band: close, related or distant, read from the "
+            "cosine beside it (how close in meaning), whatever the order.")
+
+
 def _topic_labels(idx) -> dict[str, str]:
     """Each paper's topic label, when topics were already computed for this index (never computed here)."""
     from ..topics import cached
@@ -45,7 +56,7 @@ def _print_hits(hits, as_json: bool, query: str | None = None, topics: dict[str,
     """A table of hits: rank, the score that orders them, the band, the id, a preview; then one line on
     what the score is (``note``). In JSON, one line a hit, each naming the ``query`` (and its ``line`` in a
     file of queries) it answers; a query of a batch with no hit has a line saying so."""
-    from ..retrieval.search import best_match, score_note
+    from ..retrieval.answer import best_match
 
     if as_json:
         asked = {} if query is None else {"query": query, **({"line": line} if line else {})}
@@ -99,7 +110,7 @@ def _read_queries(file: Path) -> list[tuple[int, str, object]]:
     """Each query line of ``file``: its number, its text and its parse (checked once, here: the facade takes it
     as it is); blank lines are no query."""
     from ..retrieval.query import parse
-    from ..retrieval.search import check_query
+    from ..retrieval.answer import check_query
 
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
@@ -141,7 +152,7 @@ def search(query: str | None = typer.Argument(None, help="Free-text query."),
     -word and -"phrase" exclusions, author:Name, title:word and year:2019..2022 (docs/search.md)."""
     from ..errors import check_choice
     from ..retrieval.query import parse
-    from ..retrieval.search import check_query
+    from ..retrieval.answer import check_query
     from ..retrieval.settings import SORTS, SearchSettings
 
     if (query is None) == (queries is None):
@@ -186,7 +197,7 @@ def similar(doc_id: str | None = typer.Argument(None, help="Id of a paper in the
     if file is not None and not file.is_file():
         raise InputError(f"{file}: no such file" if not file.exists() else f"{file}: is a folder, not a file")
     if text is not None:
-        from ..retrieval.search import check_query
+        from ..retrieval.answer import check_query
 
         named(check_query, text, "--text")
     idx = open_index(index)

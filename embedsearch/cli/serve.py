@@ -55,7 +55,7 @@ def serve(index: str | None = IndexOpt,
     from .app import open_index
 
     from ..errors import InputError
-    from ..store.cuts import is_cluster
+    from ..store.cluster import is_cluster
 
     ray_settings(engine, ray_address)
     token = read_token(token_file)

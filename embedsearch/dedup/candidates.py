@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..engine.jobs import JobRunner, local_map
+from ..jobs.runner import JobRunner, local_map
 from ..retrieval.dense import dense
 from ..store.snapshot import DocumentRows, Rows, Snapshot
 from .evidence import Shingled, containment, shared_passages, shingle_hashes, text_hash

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 import numpy as np
 
 from ..corpus import Document
-from ..engine.jobs import JobRunner, local_map
+from ..jobs.runner import JobRunner, local_map
 from ..errors import DuplicateError, InputError, ModelMismatchError, UnknownIdError, check_choice
 from ..store.snapshot import Rows, Snapshot
 from . import candidates

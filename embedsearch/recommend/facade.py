@@ -9,7 +9,7 @@ from pathlib import Path
 from ..corpus.library import LibraryText
 from ..retrieval.filters import Filter
 from ..retrieval.parts import Fanout
-from . import Recommendations
+from .model import Recommendations
 from .settings import RecommendSettings
 
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..embedding.static import StaticVectors
+from ..embedding.piece_vectors import StaticVectors
 from ..store.snapshot import Snapshot
 from .bm25 import of
-from .search import Answer, Hit
+from .answer import Answer, Hit
 
 
 def explain(snapshot: Snapshot, answer: Answer, query: str = "", seeds: Sequence[str] = (),

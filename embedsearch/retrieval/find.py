@@ -16,7 +16,7 @@ from .fielded import Fielded
 from .filters import Filter
 from .parts import Fanout
 from .query import Query, parse
-from .search import Answer, Hit, check_k, check_query
+from .answer import Answer, Hit, check_k, check_query
 from .settings import SORTS, Mode, Sort
 
 DEPTH = 300

@@ -108,7 +108,7 @@ def top(bm25: SegmentedBM25, query: str, k: int, corpus: CorpusStats | None = No
     loops, by default every posting scored in numpy below ``EXHAUSTIVE_BELOW`` live documents, where
     MaxScore's bookkeeping costs more than it saves, else the compiled ones where the query reads many)."""
     if compiled is None and bm25.live < EXHAUSTIVE_BELOW:
-        from .search import top_lexical
+        from .fusion import top_lexical
 
         return top_lexical(bm25.scores(query, corpus), k, allowed)
     weighted = weighted or bm25.weights(query, corpus)

@@ -23,7 +23,8 @@ from .fielded import Fielded, matching
 from .fielded import allowed as allowed_rows
 from .filters import Filter
 from .maxscore import top
-from .search import Answer, Hit, Ranked, band, check_k, fuse
+from .answer import Answer, Hit, band, check_k
+from .fusion import Ranked, fuse
 from .settings import MODES, Mode, SearchSettings
 
 
@@ -205,7 +206,7 @@ def merge(offered: Sequence[Sequence[Offer]], k: int, mode: str,
           settings: SearchSettings) -> list[tuple[int, Ranked]]:
     """One ranking of ``k`` ``(part, ranked row)`` from every part's candidates (``offered[p]`` is part
     ``p``'s): the global dense and lexical top ``depth``, fused over their union with each signal divided by
-    its best over all parts, exactly as ``retrieval.search.fuse`` does for one index. A candidate is known by
+    its best over all parts, exactly as ``retrieval.fusion.fuse`` does for one index. A candidate is known by
     its place in the pool, which is (part, row) order: each part offers its rows in order."""
     part = [p for p, found in enumerate(offered) for _ in found]
     pool = [c for found in offered for c in found]

@@ -17,7 +17,7 @@ from ..embedding.precision import DEFAULT_PRECISION
 from ..embedding.settings import DEFAULT_MODEL, EmbedSettings
 from ..errors import IndexStoreError, InputError
 from ..index import Index
-from ..store.layout import default_home
+from ..store.files import default_home
 from . import affinity as aff
 from .conflicts import from_authors
 from .profiles import Reviewers

@@ -16,7 +16,7 @@ from fastapi.security import HTTPBearer
 from ..corpus import Document
 from ..errors import DuplicateError, IdConflictError, UnknownIdError
 from ..index import Index
-from ..retrieval.search import Answer
+from ..retrieval.answer import Answer
 from ..retrieval.settings import SearchSettings
 from .guard import ApiError, authorised
 from .live import Live, Served

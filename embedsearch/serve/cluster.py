@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import InputError, require
 from ..index import Index
 from ..retrieval import parts
-from ..store import cuts
+from ..store import cluster
 from ..store.snapshot import Snapshot
 from .ray_fit import reserve, wait_until_running
 from .settings import ClusterSettings, ServeSettings
@@ -115,7 +115,7 @@ def application(root: str | Path, settings: ClusterSettings = ClusterSettings(),
 
     shard = serve.deployment(ShardServer)
     handles = [shard.options(name=name, num_replicas=settings.replicas, ray_actor_options={"num_cpus": cpus})
-               .bind(str(root / cuts.SHARDS / name)) for name in cuts.shard_names(root)]
+               .bind(str(root / cluster.SHARDS / name)) for name in cluster.shard_names(root)]
     return Front.bind(*handles)
 
 
@@ -129,7 +129,7 @@ def run_on_ray(root: Path, settings: ClusterSettings, token: str | None, host: s
     ray = require("ray", "cluster")
     serve = require("ray.serve", "cluster")
     ray.init(address=address, include_dashboard=False)
-    fitted = reserve(len(cuts.shard_names(root)), settings.replicas, settings.cpus,
+    fitted = reserve(len(cluster.shard_names(root)), settings.replicas, settings.cpus,
                      float(ray.cluster_resources().get("CPU", 0)))
     if fitted.note:
         log.warning(fitted.note)

@@ -7,7 +7,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from ..errors import InputError, check
-from ..retrieval.search import MAX_QUERY_CHARS
+from ..retrieval.answer import MAX_QUERY_CHARS
 
 TOKEN_ENV = "EMBEDSEARCH_TOKEN"
 

@@ -20,7 +20,7 @@ from . import generation as gen
 from . import sources
 from .metadata import FILE, row_count
 from .generation import SegmentEntry
-from .layout import DELETES, DERIVED_FOLDERS, GENERATIONS, LOCK, MANIFEST, SEGMENTS, TOPICS, WATCHES
+from .files import DELETES, DERIVED_FOLDERS, GENERATIONS, LOCK, MANIFEST, SEGMENTS, TOPICS, WATCHES
 from .lock import OWNER
 from .manifest import Manifest
 from .segment import INFO, Segment

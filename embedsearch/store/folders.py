@@ -13,9 +13,9 @@ import numpy as np
 
 from ..corpus import Document, check_unique
 from ..corpus.kinds import FieldKinds
-from ..engine.jobs import local_map
+from ..jobs.runner import local_map
 from ..errors import EmbedsearchError, InputError, UnknownIdError
-from . import cuts
+from . import cluster
 from . import generation as gen
 from . import writer
 from .check import expendable, problems
@@ -71,7 +71,7 @@ class ClusterFolder:
 
     def __init__(self, root: Path, manifest: Manifest):
         self.root, self.manifest = root, manifest
-        self.names = cuts.shard_names(root)
+        self.names = cluster.shard_names(root)
 
     @classmethod
     def split(cls, source: Snapshot, root: Path, shards: int) -> None:
@@ -83,7 +83,7 @@ class ClusterFolder:
             raise InputError(f"a cluster needs at least one shard, got {shards}")
         if root.exists():
             raise InputError(f"{root} already exists; choose a new folder for the cluster")
-        owners = np.asarray([cuts.owner(i, shards) for i in source.documents.ids], dtype=np.int64)
+        owners = np.asarray([cluster.owner(i, shards) for i in source.documents.ids], dtype=np.int64)
         names = [f"shard-{s:03d}" for s in range(shards)]
         empty = [n for s, n in enumerate(names) if not (owners == s).any()]
         if empty:
@@ -92,17 +92,17 @@ class ClusterFolder:
         for s, name in enumerate(names):
             own = Manifest.new(manifest.model, vectors=manifest.vectors, lexical=manifest.lexical,
                                search=manifest.search, store=manifest.store, name=manifest.name)
-            writer.create(root / cuts.SHARDS / name, own, int((owners == s).sum()),
+            writer.create(root / cluster.SHARDS / name, own, int((owners == s).sum()),
                           writer.unique(_batches(source, owners == s, manifest.store.segment_rows)), local_map,
                           source)
-            mark(root / cuts.SHARDS / name, root)
-        cuts.create(root, names, [gen.newest(root / cuts.SHARDS / n) for n in names])
+            mark(root / cluster.SHARDS / name, root)
+        cluster.create(root, names, [gen.newest(root / cluster.SHARDS / n) for n in names])
 
     def newest(self) -> int:
-        return cuts.newest(self.root).number
+        return cluster.newest(self.root).number
 
     def open(self, number: int | None = None) -> Snapshot:
-        return cuts.snapshot(self.root, number)
+        return cluster.snapshot(self.root, number)
 
     def _writing(self) -> Snapshot:
         """The cluster as it is now, under a write's lock, each shard marked as one (``store.shard_marker``)."""
@@ -113,14 +113,14 @@ class ClusterFolder:
         return current
 
     def _publish(self) -> None:
-        cuts.publish(self.root, [gen.newest(self.root / cuts.SHARDS / n) for n in self.names])
+        cluster.publish(self.root, [gen.newest(self.root / cluster.SHARDS / n) for n in self.names])
 
     def append(self, documents: Sequence[Document], vectors: np.ndarray, wait: bool | float,
                screen: Screen | None = None) -> None:
         check_unique(documents)
         with lock(self.root, "add", wait), through_cluster():
             current = self._writing()
-            owners = np.asarray([cuts.owner(d.id, len(self.names)) for d in documents], dtype=np.int64)
+            owners = np.asarray([cluster.owner(d.id, len(self.names)) for d in documents], dtype=np.int64)
             for s, part in enumerate(current.parts.values()):
                 writer.refuse_present(part, [d.id for d, o in zip(documents, owners) if o == s])
             writer.admit(FieldKinds(current.field_kinds), documents, "nothing was added")  # one contract for all
@@ -135,7 +135,7 @@ class ClusterFolder:
     def delete(self, ids: Sequence[str], wait: bool | float) -> None:
         with lock(self.root, "remove", wait), through_cluster():
             current = self._writing()
-            owned = [[i for i in ids if cuts.owner(i, len(self.names)) == s] for s in range(len(self.names))]
+            owned = [[i for i in ids if cluster.owner(i, len(self.names)) == s] for s in range(len(self.names))]
             for (name, part), mine in zip(current.parts.items(), owned):
                 unknown = [i for i in mine if i not in part.row_of]
                 if unknown:  # before any shard is written: a remove is all or nothing
@@ -157,24 +157,24 @@ class ClusterFolder:
 
     def problems(self, number: int, deep: bool) -> list[str]:
         try:
-            cut = cuts.read(self.root, number)
+            cut = cluster.read(self.root, number)
         except EmbedsearchError as exc:  # a damaged cut is one line of the report
             return [str(exc)]
         return [line for name, g in zip(self.names, cut.generations)
-                for line in problems(self.root / cuts.SHARDS / name, self.manifest, g, deep)]
+                for line in problems(self.root / cluster.SHARDS / name, self.manifest, g, deep)]
 
     def expendable(self, number: int) -> list[str]:
         try:
-            cut = cuts.read(self.root, number)
+            cut = cluster.read(self.root, number)
         except EmbedsearchError:
             return []
         return [f"{name}: {line}" for name, g in zip(self.names, cut.generations)
-                for line in expendable(self.root / cuts.SHARDS / name, g)]
+                for line in expendable(self.root / cluster.SHARDS / name, g)]
 
     def repair(self, wait: bool | float) -> Repair:
         """Each shard repaired through the cluster, then a new cut where any of them committed."""
         with lock(self.root, "repair", wait), through_cluster():
-            done = [repair(self.root / cuts.SHARDS / name, self.manifest, wait) for name in self.names]
+            done = [repair(self.root / cluster.SHARDS / name, self.manifest, wait) for name in self.names]
             if any(r.generation for r in done):
                 self._publish()
         return Repair(tuple(line for r in done for line in r.repaired), tuple(line for r in done for line in r.cannot),
@@ -184,8 +184,8 @@ class ClusterFolder:
 def open_folder(root: Path, manifest: Callable[[Path], Manifest]) -> IndexFolder | ClusterFolder:
     """The folder at ``root``, index or cluster, its manifest read by ``manifest`` (a cluster's: its first
     shard's, which every shard shares)."""
-    if cuts.is_cluster(root):
-        return ClusterFolder(root, manifest(root / cuts.SHARDS / cuts.shard_names(root)[0]))
+    if cluster.is_cluster(root):
+        return ClusterFolder(root, manifest(root / cluster.SHARDS / cluster.shard_names(root)[0]))
     return IndexFolder(root, manifest(root))
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import CorruptIndexError
 from . import generation as gen
-from .layout import FORMAT_VERSION
+from .files import FORMAT_VERSION
 from .lock import writer
 from .manifest import read as read_manifest
 from .manifest import write as write_manifest

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import CorruptIndexError, IndexStoreError
 from ..disk.durable import SEAL, durable_file, sealed, sha256, unsealed, write_json
 from . import sources as recorded_sources
-from .layout import DELETES, GENERATIONS, SEGMENTS, now, owned_deletes, owned_segment, reap_temporary
+from .files import DELETES, GENERATIONS, SEGMENTS, now, owned_deletes, owned_segment, reap_temporary
 from .settings import GRACE_SECONDS
 
 

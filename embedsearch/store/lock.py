@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import IndexLockedError
 from .shard_marker import refuse_shard
-from .layout import LOCK, now
+from .files import LOCK, now
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from ..embedding.settings import EmbedSettings, ModelEntry
 from ..errors import CorruptIndexError, EmbedsearchError
 from ..disk.durable import sealed, unsealed, write_json
 from ..version import __version__
-from .layout import FORMAT_VERSION, MANIFEST, now, read_manifest
+from .files import FORMAT_VERSION, MANIFEST, now, read_manifest
 from .provenance import provenance as machine
 from .settings import LexicalSettings, MergePolicy, StoreSettings, VectorSettings
 

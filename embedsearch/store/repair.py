@@ -25,7 +25,7 @@ from . import generation as gen
 from . import segment as seg
 from . import sources
 from .generation import SegmentEntry
-from .layout import DELETES, EMBEDDINGS, GENERATIONS, SEGMENTS
+from .files import DELETES, EMBEDDINGS, GENERATIONS, SEGMENTS
 from .lock import writer
 from .manifest import Manifest
 from .metadata import recorded as recorded_fields

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus import Document
-from ..embedding.static import StaticVectors
-from ..engine.jobs import JobRunner, local_map
+from ..embedding.piece_vectors import StaticVectors
+from ..jobs.runner import JobRunner, local_map
 from ..errors import CorruptIndexError
 from ..disk.durable import file_records, sha256, staged_folder
 from . import lexical as lex
@@ -21,7 +21,7 @@ from . import metadata, npy
 from . import vectors as vec
 from .docstore import DocumentStore, write_documents
 from .generation import SegmentEntry
-from .layout import EMBEDDINGS, SEGMENTS, VECTORS
+from .files import EMBEDDINGS, SEGMENTS, VECTORS
 from .settings import LexicalSettings, VectorSettings
 from .sentences import Sentences
 from .sentences import build as build_sentences

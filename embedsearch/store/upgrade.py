@@ -16,7 +16,7 @@ from ..disk.durable import file_records, fsync_tree
 from . import generation as gen
 from . import lexical as lex
 from .docstore import ID_HASHES, DocumentStore, id_hashes
-from .layout import FORMAT_VERSION, GENERATIONS, MANIFEST, SEGMENTS, real_path
+from .files import FORMAT_VERSION, GENERATIONS, MANIFEST, SEGMENTS, real_path
 from .manifest import Manifest
 from .manifest import write as write_manifest
 from .segment import INFO, entry_of, new_name

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..disk.durable import durable_file, sealed, sha256, unsealed, write_json
 from ..errors import CorruptIndexError, InputError, UnknownIdError
-from .layout import WATCHES
+from .files import WATCHES
 
 FOLDER = WATCHES
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

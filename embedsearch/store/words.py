@@ -24,7 +24,7 @@ from ..corpus import Document
 from ..corpus.fold import author_names, plain
 from ..disk.durable import staged_folder
 from ..errors import CorruptIndexError
-from .layout import DERIVED
+from .files import DERIVED
 
 FOLDER = DERIVED
 FORMAT = 2  # 2: positions of body words

@@ -16,16 +16,16 @@ import numpy as np
 
 from ..corpus import Document, check_unique
 from ..corpus.kinds import FieldKinds
-from ..engine.jobs import JobRunner
+from ..jobs.runner import JobRunner
 from ..errors import CorruptIndexError, EmbedsearchError, IdConflictError, InputError, UnknownIdError
 from . import generation as gen
 from . import segment as seg
 from . import vectors as vec
 from .batches import Batch, admit, chunks, unique  # noqa: F401  (the writer's inputs, where callers find them)
 from .check import problems
-from .compact import compaction, merge, plan
+from .merges import compaction, merge, plan
 from .generation import SegmentEntry
-from .layout import LOCK, SEGMENTS, VECTORS, atomic_folder
+from .files import LOCK, SEGMENTS, VECTORS, atomic_folder
 from .lock import writer
 from .manifest import Manifest
 from .manifest import write as write_manifest

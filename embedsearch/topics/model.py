@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.jobs import JobRunner, local_map
+from ..jobs.runner import JobRunner, local_map
 from ..errors import CorruptIndexError, InputError
 from ..store.snapshot import Snapshot
 from . import umap_hdbscan as cl

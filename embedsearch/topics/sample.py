@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.jobs import JobRunner, local_map
+from ..jobs.runner import JobRunner, local_map
 from .consensus import fit_labels
 from .settings import TopicSettings
 from .umap_hdbscan import compilable, enable_numba_cache, reduce

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..disk.durable import file_records, sha256, staged_folder
 from ..errors import CorruptIndexError, EmbedsearchError
-from ..store.layout import TOPICS
+from ..store.files import TOPICS
 from ..store.snapshot import Snapshot
 from .results import Topic, TopicModel
 

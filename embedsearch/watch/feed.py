@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
-from ..store.layout import now
+from ..store.files import now
 
 NS = "http://www.w3.org/2005/Atom"
 

@@ -18,7 +18,7 @@ def test_every_encoder_path_provides_the_protocol(bundled_index, model):
 
     from embedsearch.embedding.embed import Embedder
     from embedsearch.embedding.settings import EmbedSettings
-    from embedsearch.engine.distributed import EncodeActor
+    from embedsearch.jobs.on_ray import EncodeActor
 
     embedder = Embedder()
     onnx = bundled_index.snapshot.encoder

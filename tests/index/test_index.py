@@ -168,7 +168,7 @@ def test_hnsw_index_finds_the_true_neighbours_of_20000_vectors(bundled_index, tm
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
 def test_every_hit_carries_a_cosine_and_a_band_a_reader_can_compare_across_queries(bundled_index, mode):
-    from embedsearch.retrieval.search import best_match
+    from embedsearch.retrieval.answer import best_match
 
     on_topic = bundled_index.search("discrete diffusion language models", 5, mode=mode)
     assert best_match(on_topic) != "none" and on_topic[0].match != "distant"

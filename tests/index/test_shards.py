@@ -12,7 +12,7 @@ import pytest
 from embedsearch import Document, Index, InputError
 from embedsearch.errors import UnknownIdError
 from embedsearch.retrieval.dense import dense
-from embedsearch.store.cuts import owner
+from embedsearch.store.cluster import owner
 
 
 @pytest.fixture()
@@ -260,7 +260,7 @@ def test_shards_of_an_ivf_index_share_its_quantizer_and_answer_as_it_does(tmp_pa
     from segment_worker import make_docs
 
     from embedsearch.retrieval.parts import candidates, merge
-    from embedsearch.store.layout import VECTORS
+    from embedsearch.store.files import VECTORS
     from embedsearch.store.settings import VectorSettings
 
     docs, vectors = make_docs(0, 3_000)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from embedsearch import Index
-from embedsearch.store.cuts import owner
+from embedsearch.store.cluster import owner
 from embedsearch.topics import TopicSettings
 
 

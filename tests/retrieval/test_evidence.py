@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from embedsearch.store.sentences import split as sentences
-from embedsearch.retrieval.search import Answer
+from embedsearch.retrieval.answer import Answer
 
 
 def test_every_hit_says_which_words_matched_and_their_shares(papers):
@@ -63,7 +63,7 @@ def _closest_by_tokenizing(index, hit, query: str) -> list[int]:
     """The reference: every sentence of the hit tokenized now and embedded by the word-piece vectors."""
     import numpy as np
 
-    from embedsearch.embedding.static import StaticVectors
+    from embedsearch.embedding.piece_vectors import StaticVectors
 
     static = StaticVectors.of(index.manifest.model.settings.model)
     spans = sentences(hit.text)

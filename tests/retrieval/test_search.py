@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from embedsearch import Document, Index, InputError
-from embedsearch.retrieval.search import fuse, top_lexical
+from embedsearch.retrieval.fusion import fuse, top_lexical
 from embedsearch.retrieval.settings import SearchSettings
 from conftest import SHARED
 
@@ -128,7 +128,7 @@ def test_a_preview_reads_as_the_rendered_abstract_does_when_only_its_head_is_ren
     import json
 
     from embedsearch.corpus import Document
-    from embedsearch.retrieval.search import Hit
+    from embedsearch.retrieval.answer import Hit
 
     path = SHARED / "eval" / "arxiv" / "arxiv_kaggle_0704_2000.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()[:400]]

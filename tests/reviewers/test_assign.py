@@ -148,7 +148,7 @@ def test_titles_and_names_the_scores_carry_reach_the_assignment(tmp_path):
     scores = tmp_path / "scores.csv"
     with scores.open("w", newline="") as fh:
         Writer(fh).rows([("submission", "reviewer", "score", "conflict", "submission title", "reviewer name"),
-                         *((f"s{i}", f"~Rev_Iewer{j}", round(0.1 * (i + 2 * j + 1), 2), "", f"Paper {i}", f"Rev Iewer")
+                         *((f"s{i}", f"~Rev_Iewer{j}", round(0.1 * (i + 2 * j + 1), 2), "", f"Paper {i}", "Rev Iewer")
                            for i in range(3) for j in range(3))])
     out = tmp_path / "assignment.csv"
     text = run_cli("assign", "--scores", str(scores), "--per-paper", "1", "--max-load", "1", "--alternates", "1",

@@ -561,7 +561,7 @@ def check_topics_over_time(c) -> None:
 def test_a_cluster_is_served_in_process_by_the_same_routes_as_one_index(metadata_index, tmp_path):
     """``serve --index CLUSTER``: the one index's routes, answers and errors, over every shard; an add goes to
     the shard its id routes to as the next cut."""
-    from embedsearch.store.cuts import owner
+    from embedsearch.store.cluster import owner
 
     cluster = metadata_index.split(tmp_path / "cluster", 2)
     running = Server(cluster.path, "--writable", "--no-topics")

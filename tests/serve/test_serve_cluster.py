@@ -19,7 +19,7 @@ import pytest
 from test_shards import same
 
 from embedsearch import Document, Index
-from embedsearch.store.cuts import owner
+from embedsearch.store.cluster import owner
 
 pytestmark = pytest.mark.xdist_group("ray")
 
@@ -113,7 +113,7 @@ def replica_pids(shard: str) -> list[int]:
 
 class Answer:
     def __init__(self, payload):
-        from embedsearch.retrieval.search import Hit
+        from embedsearch.retrieval.answer import Hit
 
         self.hits = [Hit(h["rank"], h["id"], h["score"], h["title"], h["text"], h["metadata"], h["cosine"], h["bm25"],
                          h["match"]) for h in payload["hits"]]

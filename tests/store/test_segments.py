@@ -213,7 +213,7 @@ def test_cli_add_checks_the_new_abstracts_for_duplicates(index_copy, bundled_doc
 def test_the_merge_policy_merges_small_neighbours_and_never_too_many_rows():
     from types import SimpleNamespace
 
-    from embedsearch.store.compact import plan
+    from embedsearch.store.merges import plan
     from embedsearch.store.generation import SegmentEntry
 
     def planned(rows, deleted=None, **policy):

@@ -5,7 +5,7 @@ import pytest
 from conftest import run_cli, write_sealed
 
 from embedsearch import Index, IndexStoreError
-from embedsearch.store.layout import FORMAT_VERSION
+from embedsearch.store.files import FORMAT_VERSION
 
 
 def test_a_moved_index_answers_the_same_in_a_fresh_process(bundled_index, tmp_path):

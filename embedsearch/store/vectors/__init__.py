@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...engine.jobs import JobRunner, local_map
+from ...jobs.runner import JobRunner, local_map
 from ..settings import INDEX_TYPES, VectorSettings
 from . import ivf
 from .flat import Flat

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.jobs import JobRunner, local_map
+from ...jobs.runner import JobRunner, local_map
 from ...errors import CorruptIndexError, InputError
 from .flat import Flat, add, read_or_corrupt
 

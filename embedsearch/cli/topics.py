@@ -57,7 +57,7 @@ def topics(index: str | None = IndexOpt, as_json: bool = JsonOpt, min_size: int 
            plot: Path | None = PlotOpt, png: bool = PngOpt, strict: bool = StrictOpt, force: bool = ForceOpt) -> None:
     """Topics of an index: label, size, keywords, representative and member papers; --over-time FIELD
     gives each topic's papers per period."""
-    from ..retrieval.search import check_query
+    from ..retrieval.answer import check_query
     from .over_time import check_outputs, check_request, show
 
     query = check_query(query) if query is not None else None

@@ -22,8 +22,8 @@ pytestmark = pytest.mark.xdist_group("ray")
 
 
 def test_ray_embeddings_equal_the_local_path(local_ray, bundled_docs, tmp_path):
-    from embedsearch.engine.distributed import ray_encoder
-    from embedsearch.engine.settings import RaySettings
+    from embedsearch.jobs.on_ray import ray_encoder
+    from embedsearch.jobs.settings import RaySettings
 
     texts = [d.embed_text for d in bundled_docs[:12]]
     local = Embedder(cache_dir=tmp_path / "local").embed(texts)
@@ -44,7 +44,7 @@ def hashing_index(bundled_docs, tmp_path_factory):
 
 def test_index_built_on_ray_answers_like_a_local_one(local_ray, bundled_docs, hashing_index, tmp_path, monkeypatch):
     """Two encoder actors on Ray (the hashing encoder runs there too, so a broken actor shows here)."""
-    from embedsearch.engine.settings import RaySettings
+    from embedsearch.jobs.settings import RaySettings
 
     monkeypatch.setenv("EMBEDSEARCH_CACHE_DIR", str(tmp_path / "fresh-cache"))
     on_ray = Index.build(bundled_docs, tmp_path / "ray-idx", embed=HASHING, ray=RaySettings(workers=2))
@@ -54,7 +54,7 @@ def test_index_built_on_ray_answers_like_a_local_one(local_ray, bundled_docs, ha
 
 
 def test_workers_read_the_source_files_and_write_the_segments(local_ray, bundled_docs, hashing_index, tmp_path):
-    from embedsearch.engine.settings import RaySettings
+    from embedsearch.jobs.settings import RaySettings
 
     files = []
     for number, part in enumerate((bundled_docs[:30], bundled_docs[30:])):
@@ -74,8 +74,8 @@ def test_workers_read_the_source_files_and_write_the_segments(local_ray, bundled
 
 
 def test_missing_ray_gives_the_install_hint(monkeypatch):
-    from embedsearch.engine.distributed import connect
-    from embedsearch.engine.settings import RaySettings
+    from embedsearch.jobs.on_ray import connect
+    from embedsearch.jobs.settings import RaySettings
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'embedsearch\[ray\]'"):
@@ -97,13 +97,13 @@ def test_unreachable_cluster_and_bad_flags(tmp_path):
     engine = run_cli("dedup", "--engine", "spark")
     assert engine.returncode == 2 and "unknown engine 'spark'; choose local or ray" in engine.stderr
     with pytest.raises(InputError, match="at least 1"):
-        from embedsearch.engine.settings import RaySettings
+        from embedsearch.jobs.settings import RaySettings
 
         RaySettings(workers=0)
 
 
 def test_ivf_shards_filled_as_ray_tasks_match_a_monolithic_index(local_ray, tmp_path):
-    from embedsearch.engine.distributed import RayMap
+    from embedsearch.jobs.on_ray import RayMap
     from embedsearch.store import vectors as vec
     from embedsearch.store.vectors import ivf
 
@@ -119,7 +119,7 @@ def test_ivf_shards_filled_as_ray_tasks_match_a_monolithic_index(local_ray, tmp_
 
 
 def test_failing_ray_task_is_one_clear_error_and_writes_nothing(local_ray, tmp_path):
-    from embedsearch.engine.distributed import RayMap
+    from embedsearch.jobs.on_ray import RayMap
     from embedsearch.store.vectors import ivf
 
     def explode(trained, vectors, start):  # nested, so Ray ships it by value
@@ -138,8 +138,8 @@ from ray.cluster_utils import Cluster
 from embedsearch.store import vectors as vec
 from embedsearch.store.vectors import ivf
 from embedsearch.store.settings import VectorSettings
-from embedsearch.engine.distributed import RayMap
-from embedsearch.engine.settings import RaySettings
+from embedsearch.jobs.on_ray import RayMap
+from embedsearch.jobs.settings import RaySettings
 
 cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
 cluster.add_node(num_cpus=2)
@@ -172,7 +172,7 @@ def test_two_node_cluster_fills_shards_on_both_nodes(tmp_path):
 
 
 def test_topic_assignment_and_duplicate_search_on_ray_match_the_local_path(local_ray, latent_topics, index_copy):
-    from embedsearch.engine.settings import RaySettings
+    from embedsearch.jobs.settings import RaySettings
     from embedsearch.topics import TopicSettings
 
     index, _ = latent_topics
@@ -190,7 +190,7 @@ def test_topic_assignment_and_duplicate_search_on_ray_match_the_local_path(local
 
 
 def test_a_worker_dying_mid_job_is_retried(local_ray, tmp_path):
-    from embedsearch.engine.distributed import RayMap
+    from embedsearch.jobs.on_ray import RayMap
 
     def die_once(marker, value):  # nested, so Ray ships it by value
         from pathlib import Path
@@ -222,7 +222,7 @@ def test_the_local_engine_never_imports_ray(tmp_path):
 def test_ray_built_ivf_segments_share_one_quantizer_trained_across_files(local_ray, bundled_docs, tmp_path):
     """The corpus's size picks IVF for every segment, small ones too, and all are filled from one quantizer
     trained on a sample drawn across the files; answers equal a local build's (candidates re-scored exactly)."""
-    from embedsearch.engine.settings import RaySettings
+    from embedsearch.jobs.settings import RaySettings
     from embedsearch.store.settings import StoreSettings, VectorSettings
     from embedsearch.store.vectors import ivf
 
@@ -250,8 +250,8 @@ def test_duplicates_across_shards_as_ray_tasks_equal_the_local_ones(local_ray, p
     and the planted ones straddle shards; ``cluster-dedup --engine ray`` gives the same groups."""
     from test_shards_analysis import evidence
 
-    from embedsearch.engine.distributed import RayMap
-    from embedsearch.store.cuts import owner
+    from embedsearch.jobs.on_ray import RayMap
+    from embedsearch.store.cluster import owner
 
     index, _, _ = planted
     cluster = index.split(tmp_path / "c", 3)
@@ -270,7 +270,7 @@ def test_cluster_topics_assigned_as_ray_tasks_that_read_the_shards_equal_the_loc
                                                                                          tmp_path):
     """The documents outside the sample are assigned in one Ray task per shard (20,000 rows a job), each opening
     its shard's folder: the same topics and map positions as in this process."""
-    from embedsearch.engine.distributed import RayMap
+    from embedsearch.jobs.on_ray import RayMap
     from embedsearch.topics import TopicSettings
 
     index, _ = latent_topics

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..embedding.settings import EmbedSettings
 from ..errors import EmbedsearchError, InputError, require
-from .jobs import JobRunner, local_map
+from .runner import JobRunner, local_map
 from .settings import RaySettings
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..corpus import Document, FieldMap, Problem, check_unique, collection_name, iter_sources
 from ..embedding.embed import Embedder
 from ..embedding.settings import DEFAULT_MODEL, EmbedSettings
-from ..engine.distributed import job_map
+from ..jobs.on_ray import job_map
 from ..store import writer
 from ..store.manifest import Manifest
 from ..store.settings import StoreSettings
@@ -20,7 +20,7 @@ from .embedding import embed_documents, export_query_encoder, progress_bar
 from .manifest import new_manifest
 
 if TYPE_CHECKING:
-    from ..engine.settings import RaySettings
+    from ..jobs.settings import RaySettings
 
 
 def write_batches(batches: Iterable[writer.Batch], path: Path, manifest: Manifest, total: int,
@@ -55,7 +55,7 @@ def from_sources(sources: Sequence[str | Path], path: Path, fields: FieldMap = F
     write the segments (``distributed``)."""
     options["name"] = options.get("name") or collection_name(sources)
     if options.get("ray") is not None:
-        from .distributed import from_sources as on_ray
+        from .on_ray import from_sources as on_ray
 
         return on_ray([Path(s) for s in sources], path, fields, skip_invalid, **options)
     skipped: list[Problem] = []

@@ -21,8 +21,8 @@ from . import metadata
 from . import segment as seg
 from .check import checksums
 from .generation import SegmentEntry
-from .layout import EMBEDDINGS
-from .merging import copy_live_rows, merge_postings
+from .files import EMBEDDINGS
+from .merge_streams import copy_live_rows, merge_postings
 from .npy import NpyRows
 from .settings import MergePolicy
 from .snapshot import Snapshot

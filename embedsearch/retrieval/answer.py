@@ -1,11 +1,6 @@
-"""What a search answers (``Hit`` with its evidence, ``Answer``, the bands) and how hybrid ranking fuses the
-two signals (``retrieval.parts.Fanout`` gathers the candidates, from one index or many parts).
-
-Hybrid ranking fuses the two candidate lists by normalised score fusion: each signal is divided
-by its best score among the candidates (``max``; cosines below 0 count as 0), then mixed with
-``dense_weight``. Min-max scaling and reciprocal rank fusion are available too; the default method
-and weight were chosen on SciFact's train split (benchmarks/HISTORY.md).
-"""
+"""What a search answers: ``Hit`` (a paper with its scores, band and evidence) and ``Answer`` (the hits in
+rank order, the version they were read from), the bands a cosine is read by, and the checks every query
+and ``k`` pass (``retrieval.parts.Fanout`` gathers the candidates, ``fusion`` ranks them)."""
 
 from __future__ import annotations
 
@@ -13,15 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
 from ..corpus import Document
 from ..errors import InputError
-from .settings import Band, BestMatch, Mode, SearchSettings
+from .settings import Band, BestMatch
 
 PREVIEW = 160  # characters of a hit's first sentence shown where the source has no titles
 
 MAX_QUERY_CHARS = 20_000
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -102,30 +97,9 @@ class Answer(Sequence[Hit]):
         return best_match(self.hits)
 
 
-SCORES = {"hybrid": "the fused score (meaning and words, each relative to the best candidate)",
-          "dense": "the cosine similarity (closeness in meaning)",
-          "lexical": "the BM25 score (how well the words match)"}
-
-
-def score_note(mode: Mode) -> str:
-    """What the number beside a result is, in one line: the score that orders them; the band is a label."""
-    return (f"score: {SCORES[mode]}, which orders the list; band: close, related or distant, read from the "
-            "cosine beside it (how close in meaning), whatever the order.")
-
-
 def best_match(hits: Sequence[Hit]) -> BestMatch:
     """``close`` or ``related`` when a hit is, else ``none``: the answer has no close match."""
     return next((band for band in ("close", "related") if any(h.match == band for h in hits)), "none")
-
-
-@dataclass(frozen=True)
-class Ranked:
-    """A ranked row before documents are fetched."""
-
-    row: int
-    score: float
-    cosine: float | None = None
-    bm25: float | None = None
 
 
 def check_k(k: int) -> None:
@@ -142,60 +116,6 @@ def check_query(query: str) -> str:
         raise InputError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
                          "(pass an abstract, not a whole paper)")
     return query.strip()
-
-
-def top_lexical(scores: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-    """Top-``k`` rows of a full score vector, ties by row (as ``maxscore.top``, which reads an index's
-    postings instead); rows that match no query term are left out."""
-    if allowed is not None:
-        scores = np.where(allowed, scores, 0)
-    k = min(k, int(np.count_nonzero(scores > 0)))
-    if k == 0:
-        return []
-    rows = np.flatnonzero(scores >= np.partition(scores, len(scores) - k)[len(scores) - k])
-    rows = rows[np.lexsort((rows, -scores[rows]))][:k]
-    return [(int(r), float(scores[r])) for r in rows]
-
-
-def _minmax(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    if len(reference) == 0:
-        return np.zeros_like(values)
-    low, high = float(reference.min()), float(reference.max())
-    return np.clip((values - low) / (high - low), 0, 1) if high > low else (values >= high).astype(np.float64)
-
-
-def _scaled(values: np.ndarray, ranking: list[tuple[int, float]]) -> np.ndarray:
-    best = max((s for _, s in ranking), default=0.0)
-    return np.maximum(values, 0) / best if best > 0 else np.zeros_like(values)
-
-
-def _rrf(rows: np.ndarray, rankings: list[tuple[list[tuple[int, float]], float]], k0: int) -> np.ndarray:
-    position = {r: i for i, r in enumerate(rows.tolist())}
-    fused = np.zeros(len(rows))
-    for ranking, weight in rankings:
-        for rank, (row, _) in enumerate(ranking, start=1):
-            fused[position[row]] += weight / (k0 + rank)
-    return fused
-
-
-def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], cosine_of, bm25_of,
-         k: int, settings: SearchSettings) -> list[Ranked]:
-    """Merge two candidate lists into one ranking; every candidate carries both raw scores."""
-    rows = np.asarray(sorted({r for r, _ in dense} | {r for r, _ in lexical}), dtype=np.int64)
-    if len(rows) == 0:
-        return []
-    cos = cosine_of(rows)
-    bm = bm25_of(rows)
-    if settings.fusion == "rrf":
-        fused = _rrf(rows, [(dense, settings.dense_weight), (lexical, 1 - settings.dense_weight)], settings.rrf_k)
-    elif settings.fusion == "max":
-        fused = settings.dense_weight * _scaled(cos, dense) + (1 - settings.dense_weight) * _scaled(bm, lexical)
-    else:
-        d_norm = _minmax(cos, np.asarray([s for _, s in dense]))
-        l_norm = _minmax(bm, np.asarray([s for _, s in lexical]))
-        fused = settings.dense_weight * d_norm + (1 - settings.dense_weight) * l_norm
-    order = np.lexsort((rows, -fused))[:k]
-    return [Ranked(int(rows[i]), float(fused[i]), float(cos[i]), float(bm[i])) for i in order]
 
 
 def band(cosine: float | None, bands: tuple[float, float]) -> Band:

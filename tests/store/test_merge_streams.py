@@ -16,7 +16,7 @@ from embedsearch.corpus import Document
 from embedsearch.retrieval.bm25 import SegmentedBM25
 from embedsearch.retrieval.dense import dense
 from embedsearch.store import lexical as lex
-from embedsearch.store.merging import copy_live_rows, merge_postings
+from embedsearch.store.merge_streams import copy_live_rows, merge_postings
 from embedsearch.store.settings import LexicalSettings, MergePolicy, StoreSettings, VectorSettings
 
 SETTINGS = LexicalSettings()

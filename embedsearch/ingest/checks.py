@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..store.layout import real_path
+from ..store.files import real_path
 from ..store.repair import Repair
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class Checks:
         """Make again every derived file of the index (or of each shard of the cluster) at ``path`` that is
         damaged or missing, commit it as a new version, remove damaged saved topics; what cannot be made again
         is in ``cannot``. Opens nothing but the manifest first: a damaged generation pointer is repaired too."""
-        from ..build.manifest import load_manifest
+        from ..ingest.manifest import load_manifest
         from ..store.folders import open_folder
         from ..topics.saved import damaged as damaged_topics
 

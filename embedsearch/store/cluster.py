@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import CorruptIndexError, ModelMismatchError
 from ..disk.durable import write_json
 from .docstore import id_hash
-from .layout import GENERATIONS
+from .files import GENERATIONS
 from .manifest import read as read_manifest
 from .snapshot import Snapshot
 

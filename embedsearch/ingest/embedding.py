@@ -24,7 +24,7 @@ def embed_documents(embedder, documents: Sequence[Document], progress, label: st
     texts = [d.embed_text for d in documents]
     options = {}
     if ray is not None:
-        from ..engine.distributed import ray_encoder
+        from ..jobs.on_ray import ray_encoder
 
         options = {"encode": ray_encoder(embedder.settings, ray), "chunk": ray.chunk}
     if callable(progress):

@@ -28,9 +28,9 @@ from ..corpus import FieldMap, Problem, UniqueIds, iter_sources
 from ..corpus.kinds import FieldKinds, combine
 from ..embedding.embed import Embedder
 from ..embedding.settings import DEFAULT_MODEL, EmbedSettings
-from ..engine.distributed import connect, job_map
-from ..engine.jobs import JobRunner
-from ..engine.settings import RaySettings
+from ..jobs.on_ray import connect, job_map
+from ..jobs.runner import JobRunner
+from ..jobs.settings import RaySettings
 from ..errors import InputError
 from ..store import generation as gen
 from ..store import segment as seg
