@@ -23,6 +23,9 @@ os.environ["EMBEDSEARCH_CACHE_DIR"] = str(_SESSION_DIR / "cache")
 os.environ["EMBEDSEARCH_HOME"] = str(_SESSION_DIR / "home")
 os.environ["NUMBA_CACHE_DIR"] = str(_ROOT / "numba")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The commands the tests run in subprocesses start as an installed package does, from bytecode caches: a shell
+# that sets PYTHONDONTWRITEBYTECODE (this machine's does) has every one compile the package from source.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -36,7 +39,7 @@ def pytest_xdist_auto_num_workers(config):
 
 # The second tier: tests that need Ray, Chromium, Schemathesis, processes killed with SIGKILL or the second CPU code
 # path. `make quick` runs the rest (`-m "not system"`); `make test` (what `.ci/run` calls) runs everything.
-SYSTEM_FILES = {"test_distributed.py", "test_serve_cluster.py", "test_serve_fuzz.py", "test_ray_fit.py"}
+SYSTEM_FILES = {"test_serve_fuzz.py", "test_ray_fit.py"}
 SYSTEM_FIXTURES = {"browser", "local_ray"}
 SYSTEM_WORDS = ("sigkill", "killed", "two_cpu_code_paths")
 
@@ -49,7 +52,8 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
-        if Path(str(item.fspath)).name in SYSTEM_FILES or fixtures & SYSTEM_FIXTURES or \
+        on_ray = any(m.args[:1] == ("ray",) for m in item.iter_markers("xdist_group"))  # whatever its file is named
+        if Path(str(item.fspath)).name in SYSTEM_FILES or fixtures & SYSTEM_FIXTURES or on_ray or \
                 any(word in item.name.lower() for word in SYSTEM_WORDS) or \
                 "SIGKILL" in (getattr(item.function, "__doc__", None) or ""):
             item.add_marker(pytest.mark.system)

@@ -14,6 +14,8 @@ from embedsearch.errors import UnknownIdError
 from embedsearch.retrieval.dense import dense
 from embedsearch.store.cluster import owner
 
+pytestmark = pytest.mark.xdist_group("scifact")  # one worker embeds the SciFact sample (400 abstracts), not each
+
 
 @pytest.fixture()
 def cluster(single, tmp_path):

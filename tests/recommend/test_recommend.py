@@ -14,6 +14,8 @@ from embedsearch import InputError
 from embedsearch.errors import UnknownIdError
 from embedsearch.corpus.bibtex import rows as bib_rows
 
+pytestmark = pytest.mark.xdist_group("papers")  # one worker embeds the 240 papers (conftest's papers fixture), not each
+
 
 def of(rows, label, n, skip=0):
     return [i for i, r in rows.items() if r["label"] == label][skip:skip + n]

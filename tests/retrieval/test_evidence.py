@@ -8,6 +8,8 @@ import pytest
 from embedsearch.store.sentences import split as sentences
 from embedsearch.retrieval.answer import Answer
 
+pytestmark = pytest.mark.xdist_group("papers")  # one worker embeds the 240 papers (conftest's papers fixture), not each
+
 
 def test_every_hit_says_which_words_matched_and_their_shares(papers):
     from embedsearch.store.lexical import Tokenizer

@@ -10,6 +10,8 @@ from conftest import run_cli
 from embedsearch import InputError
 from embedsearch.retrieval.query import plain
 
+pytestmark = pytest.mark.xdist_group("papers")  # one worker embeds the 240 papers (conftest's papers fixture), not each
+
 
 def both(index, query: str, plain_query: str, k: int = 15):
     """The grammar's hits and a plain search's for the same words."""

@@ -16,6 +16,8 @@ from embedsearch.reviewers import AffinitySettings, ConflictSettings, Matcher, R
 from embedsearch.reviewers.affinity import scores
 from embedsearch.reviewers.conflicts import from_authors
 
+pytestmark = pytest.mark.xdist_group("papers")  # one worker embeds the 240 papers (conftest's papers fixture), not each
+
 
 def unit(*rows) -> np.ndarray:
     m = np.asarray(rows, dtype=np.float32)

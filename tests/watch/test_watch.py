@@ -14,6 +14,8 @@ from conftest import run_cli
 from embedsearch import Document, Index
 from embedsearch.watch import Watch, add, listed, run
 
+pytestmark = pytest.mark.xdist_group("papers")  # one worker embeds the 240 papers (conftest's papers fixture), not each
+
 NEW = [Document("new-galaxy", "We map dark matter halos around galaxy clusters with weak gravitational lensing.",
                 "Weak lensing of galaxy clusters", {"year": 2024}),
        Document("new-review", "A randomized study of bias in conference peer review and reviewer assignment.",
