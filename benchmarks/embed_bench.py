@@ -87,7 +87,8 @@ def fastembed_model(precision: str):
     export = Embedder(EmbedSettings(precision=precision)).backend.folder
     source = Path(resolve_model("all-MiniLM-L6-v2"))
     folder = Path(tempfile.mkdtemp(prefix="fastembed-"))
-    (folder / "model.onnx").symlink_to(export / "model.onnx")
+    for name in ("model.onnx", "model.onnx.data"):  # the graph and, beside it, its weights (export format 3)
+        (folder / name).symlink_to(export / name)
     for name in ("tokenizer.json", "config.json", "special_tokens_map.json"):
         (folder / name).write_bytes((source / name).read_bytes())
     config = json.loads((source / "tokenizer_config.json").read_text())
