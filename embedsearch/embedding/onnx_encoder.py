@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +49,11 @@ class OnnxEncoder:
         self.max_windows = max_windows
         self.tail_weight = tail_weight
         self.threads = threads or int(os.environ.get(THREADS_ENV, 0)) or min(4, cores())
-        self._raw = plain_tokenizer(folder / "tokenizer.json")
+        from tokenizers import Tokenizer
+
+        self._raw = Tokenizer.from_file(str(folder / "tokenizer.json"))  # padded and truncated by _model_input
+        self._raw.no_truncation()
+        self._raw.no_padding()
         self._session = self._open(self.threads)
         self.fingerprint = self.config["fingerprint"]
         self.dimension = int(self._session.get_outputs()[0].shape[-1])
@@ -138,25 +142,6 @@ class OnnxEncoder:
             columns["attention_mask"][row, :len(encoding.ids)] = encoding.attention_mask
             columns["token_type_ids"][row, :len(encoding.ids)] = encoding.type_ids
         return columns
-
-
-@lru_cache(maxsize=4)
-def _tokenizer(digest: str, path: str):
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(path)
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
-
-
-def plain_tokenizer(path: Path):
-    """The tokenizer in ``path`` with truncation and padding off, built once a process for each content
-    (building one costs 25 ms): the query encoder and the static sentence vectors share it. Never changed
-    after it is made."""
-    import hashlib
-
-    return _tokenizer(hashlib.sha256(path.read_bytes()).hexdigest(), str(path))
 
 
 def length_batches(lengths: list[int], size: int, spread: int = 4) -> list[list[int]]:

@@ -21,7 +21,8 @@ FORMAT = 1  # of the cached matrix and mask: raised when the stop words or the m
 
 class StaticVectors:
     def __init__(self, tokenizer, matrix: np.ndarray, keep: np.ndarray, name: str = ""):
-        """``tokenizer``: with padding and truncation off (``plain_tokenizer``)."""
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
         self.tokenizer, self.matrix, self.keep, self.name = tokenizer, matrix, keep, name
 
     @classmethod
@@ -73,9 +74,9 @@ def _load(model: str) -> StaticVectors | None:
     weights, vocab = folder / "model.safetensors", folder / "tokenizer.json"
     if not (weights.is_file() and vocab.is_file()):
         return None
-    from .onnx_encoder import plain_tokenizer
+    from tokenizers import Tokenizer
 
-    tokenizer = plain_tokenizer(vocab)
+    tokenizer = Tokenizer.from_file(str(vocab))
     derived = _derived(weights, tokenizer)
     return None if derived is None else StaticVectors(tokenizer, *derived, model)
 

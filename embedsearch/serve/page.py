@@ -29,11 +29,6 @@ def _plotly() -> Path:
     return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
-@lru_cache(maxsize=1)
-def _shipped() -> frozenset[str]:
-    return shipped()
-
-
 KATEX = '<link rel="stylesheet" href="/static/vendor/katex/katex.min.css">'  # the map panel's math; the module loads itself
 
 
@@ -61,7 +56,7 @@ def files() -> APIRouter:
         if name == "plotly.min.js":
             return FileResponse(_plotly(), media_type="text/javascript",
                                 headers={"Cache-Control": "public, max-age=86400"})
-        if name not in _shipped():
+        if name not in shipped():
             from .guard import error
 
             return error(404, f"no such file {name[:100]!r}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+from functools import lru_cache
 from pathlib import Path
 
 FOLDER = Path(__file__).parent
@@ -20,6 +21,7 @@ def text(name: str) -> str:
     return (FOLDER / name).read_text(encoding="utf-8")
 
 
+@lru_cache(maxsize=1)
 def shipped() -> frozenset[str]:
     """Every file the service may send, by its path under this folder: only these names are ever opened."""
     return frozenset(p.relative_to(FOLDER).as_posix() for p in FOLDER.rglob("*")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_bad_input import one_error_line, tree_hash, write_jsonl
+from bad_input import one_error_line, tree_hash, write_jsonl
 
 from embedsearch import Index, InputError
 from embedsearch.cli.output import check_output
