@@ -1,11 +1,11 @@
 """The README and docs/ a newcomer reads (issue 65): the README stays short, its links lead somewhere, and
 every `embedsearch` command line in it and in docs/ names a real command with real flags, parsed by the
-CLI's own parser (typer's click) without running it: an unknown command or flag fails the test."""
+CLI's own parser (typer's click) without running it: an unknown command or flag fails the test in the quick
+tier. ``test_docs_run.py`` runs every one of those lines."""
 
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 
 import pytest
@@ -14,35 +14,9 @@ from typer.exceptions import TyperException
 
 from embedsearch.cli import app
 
-REPO = Path(__file__).resolve().parents[2]
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+from docs_world import PAGES, REPO, command_lines, words
 
-
-def command_lines(page: Path) -> list[tuple[int, str]]:
-    """Each ``embedsearch ...`` line of the page's shell blocks (continuations joined), with its line number."""
-    out, shell, fenced, joined, start = [], False, False, "", 0
-    for number, line in enumerate(page.read_text().splitlines(), start=1):
-        if line.startswith("```"):
-            fenced = not fenced
-            shell = fenced and line[3:].strip() in ("", "bash", "sh", "console")
-            continue
-        if not shell:
-            continue
-        start = start if joined else number
-        joined += line.rstrip("\\").strip() + " "
-        if line.rstrip().endswith("\\"):
-            continue
-        if joined.startswith("embedsearch "):
-            out.append((start, joined.strip()))
-        joined = ""
-    return out
-
-
-def words(line: str) -> list[str]:
-    """The line's arguments: a comment, an output redirection and ``[...]`` marks of optional parts dropped."""
-    parts = shlex.split(line, comments=True)[1:]
-    parts = parts[:parts.index(">")] if ">" in parts else parts
-    return [p.strip("[]") for p in parts if p.strip("[]") not in ("", "...", "|")]
+ALL = [(page, n, line) for page in PAGES for n, line in command_lines(page)]
 
 
 def parse(args: list[str]) -> None:
@@ -66,9 +40,6 @@ def anchors(page: Path) -> set[str]:
     """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as hyphens."""
     return {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
             for line in page.read_text().splitlines() if line.startswith("#")}
-
-
-ALL = [(page, n, line) for page in PAGES for n, line in command_lines(page)]
 
 
 def test_the_readme_is_short_and_its_links_lead_somewhere():
