@@ -50,7 +50,7 @@ def run(name: str | None = typer.Argument(None, help="The watch to run (default:
     from ..index import Index
     from ..watch import listed
     from ..watch import run as go
-    from ..watch.feed import atom_feed
+    from ..watch.runs import atom_feed
 
     idx = Index.load(index)
     if atom is not None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .problems import Problem
+from .document import Problem
 from .references import (arxiv_doi, arxiv_id, citation_keys, from_latex, index_id, normal_doi, note_of, person,
                          record, to_latex, year_of)
 

@@ -1,5 +1,6 @@
-"""A document (one abstract: id, text, title, metadata), the source fields it is read from, and the one
-check that ids are valid and unique across a corpus however it arrives."""
+"""A document (one abstract: id, text, title, metadata), the source fields it is read from, the one
+check that ids are valid and unique across a corpus however it arrives, and a record a reader could not use,
+named by where it is (``file:line``)."""
 
 from __future__ import annotations
 
@@ -125,3 +126,14 @@ def check_id(value: Any, field: str = "id") -> str:
         raise ValueError(f"id {value!r} in field {field!r} has spaces around it; ids are kept exactly as given, "
                          "so remove them")
     return value
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A record that was skipped, and why."""
+
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"

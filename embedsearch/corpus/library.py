@@ -10,7 +10,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from ..errors import InputError
-from .problems import Problem
+from .document import Problem
 
 KINDS = ".bib (BibTeX), .ris (RIS), .json (CSL-JSON) or .csv (Zotero's CSV export)"
 SUFFIX = {"bibtex": ".bib", "ris": ".ris", "csl-json": ".json", "zotero-csv": ".csv"}

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .problems import Problem
+from .document import Problem
 
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
 FORMATS = {".txt": "seed", ".text": "seed", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .problems import Problem
+from .document import Problem
 from .references import arxiv_doi, arxiv_id, index_id, normal_doi, note_of, person, plain_text, record, year_of
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus.library import text_of
-from ..corpus.problems import Problem
+from ..corpus.document import Problem
 from ..corpus.references import arxiv_id, normal_doi, normal_title
 from ..errors import EmbedsearchError
 from ..retrieval.parts import Fanout

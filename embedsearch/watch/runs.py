@@ -1,22 +1,26 @@
 """New papers for a saved search: ``add`` keeps a watch with the index (its query in the grammar, or liked and
 unliked ids and a library) and the ids the index held then; ``run`` ranks only the papers that arrived since
 the watch last ran (every live id not seen then), lists those at least ``related`` to it, and records what
-the index holds now, so the next run starts from here."""
+the index holds now, so the next run starts from here. A run can be written as an Atom feed (RFC 4287, the
+standard library's ElementTree): one entry a new paper, its id a URN of the index and the paper's id."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import quote
+from xml.etree import ElementTree as ET
 
 import numpy as np
 
 from ..errors import InputError
 from ..index import Index
-from ..retrieval import filters as flt
-from ..retrieval.query import parse
-from ..retrieval.answer import Answer, Hit, band
-from ..store.docstore import id_hashes
 from ..retrieval import bm25
+from ..retrieval import filters as flt
+from ..retrieval.answer import Answer, Hit, band
+from ..retrieval.query import parse
+from ..store.docstore import id_hashes
 from ..store.files import now
 from ..store.watches import Watch, check_name, listed, load, remove, save
 
@@ -90,9 +94,9 @@ def _rank(index: Index, watch: Watch, rows: np.ndarray) -> Answer:
         threshold = settings.bands()[0] if query.free else -np.inf  # author:X alone: every paper of theirs
         bands = settings.bands()
     else:
+        from ..corpus.library import read_library
         from ..recommend import Seeds
         from ..recommend.library import match
-        from ..corpus.library import read_library
 
         found = match(index.reader, read_library(Path(watch.library))) if watch.library else None
         seeds = Seeds.of(watch.like, watch.unlike, found)
@@ -111,3 +115,27 @@ def _rank(index: Index, watch: Watch, rows: np.ndarray) -> Answer:
                 band(float(cosines[i]), bands)) for i, d in zip(order, docs)
             if query is None or query.keeps(d.title, d.text, d.metadata, tokenize)][:watch.k]
     return Answer(tuple(replace(h, rank=r) for r, h in enumerate(hits, start=1)), index.generation)
+
+
+NS = "http://www.w3.org/2005/Atom"
+
+
+def atom_feed(index, runs: Sequence) -> str:
+    """The runs' new papers as one Atom feed, its summary each abstract."""
+    ET.register_namespace("", NS)
+    feed = ET.Element(f"{{{NS}}}feed")
+    stamp = now()
+    names = ", ".join(r.watch.name for r in runs)
+    for tag, text in (("title", f"embedsearch: {names} on {index.name}"), ("id", f"urn:embedsearch:{quote(str(index.path))}:{quote(names)}"),
+                      ("updated", stamp)):
+        ET.SubElement(feed, f"{{{NS}}}{tag}").text = text
+    ET.SubElement(ET.SubElement(feed, f"{{{NS}}}author"), f"{{{NS}}}name").text = "embedsearch"
+    for run in runs:
+        for hit in run.answer:
+            entry = ET.SubElement(feed, f"{{{NS}}}entry")
+            ET.SubElement(entry, f"{{{NS}}}id").text = f"urn:embedsearch:{quote(str(index.path))}:{quote(hit.id)}"
+            ET.SubElement(entry, f"{{{NS}}}title").text = hit.preview
+            ET.SubElement(entry, f"{{{NS}}}updated").text = stamp
+            ET.SubElement(entry, f"{{{NS}}}category", term=run.watch.name)
+            ET.SubElement(entry, f"{{{NS}}}summary").text = hit.text
+    return ET.tostring(feed, encoding="unicode", xml_declaration=True) + "\n"
