@@ -61,3 +61,44 @@ def test_every_command_line_names_a_real_command_and_real_flags(page, number, li
         parse(words(line))
     except TyperException as exc:
         pytest.fail(f"{page.name}, line {number}: {line}\n{exc}")
+
+
+UNITS = r"ms|s|GB|MB|KB|GiB|MiB|%|x|bytes|minutes|min|hours|abstracts/s|searches/s"
+FIGURE = re.compile(rf"(?<![\w.:/#-])(\d+(?:,\d{{3}})*(?:\.\d+)?)(?:\s?({UNITS}))?(?![\w-])")
+NOT_MEASURED = {"2.93": "the largest affinity the harmonic sum of the top 10 can give",
+                "4,000,000 bytes": "the service's body limit"}
+
+
+def figures(page: Path) -> list[tuple[str, float, int, str]]:
+    """The prose's figures (code blocks and `code` left out): a decimal, or a number with a unit, as
+    (text, value, decimals, unit); a percentage also as a fraction, seconds also as milliseconds."""
+    text = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", page.read_text(), flags=re.S))
+    out = []
+    for match in FIGURE.finditer(text):
+        number, unit = match.group(1), match.group(2) or ""
+        if "." in number or unit:
+            out.append((match.group(0).strip(), float(number.replace(",", "")),
+                        len(number.partition(".")[2]), unit))
+    return out
+
+
+def test_every_figure_in_the_prose_is_held_by_a_result_file():
+    """Issue 65: no figure in the README or docs/ that no file of benchmarks/results holds (at the figure's
+    precision), so a figure cannot drift from its measurement unseen. Settings that look like figures are
+    named in NOT_MEASURED."""
+    held = sorted({float(n.replace(",", "")) for f in (REPO / "benchmarks" / "results").glob("*.json")
+                   for n in re.findall(r"\d+(?:,\d{3})*(?:\.\d+)?", f.read_text())})
+
+    def holds(value: float, decimals: int) -> bool:
+        half = 0.5 * 10 ** -decimals + 1e-9
+        return any(value - half <= h <= value + half for h in held)
+
+    missing = []
+    for page in PAGES:
+        for text, value, decimals, unit in figures(page):
+            scaled = {"%": [(value / 100, decimals + 2)], "s": [(value * 1000, max(0, decimals - 3))],
+                      "ms": [(value / 1000, decimals + 3)], "GB": [(value * 1000, max(0, decimals - 3))]}
+            if text not in NOT_MEASURED and not any(holds(v, d) for v, d in [(value, decimals), *scaled.get(unit, [])]):
+                missing.append(f"{page.name}: {text}")
+    assert not missing, "figures no result file holds (measure them, or correct them from the result file):\n" + \
+        "\n".join(missing)
