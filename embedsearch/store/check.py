@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import EmbedsearchError, IndexStoreError
 from ..disk.durable import sha256
+from . import deletes
 from . import generation as gen
 from . import sources
 from .metadata import FILE, row_count
@@ -186,5 +187,5 @@ def _deletes(root: Path, entry: SegmentEntry, deep: bool) -> list[str]:
         return [f"{file}: missing"]
     if deep and sha256(file) != entry.deletes_sha256:
         return [f"{file}: does not match the checksum its generation recorded"]
-    live = gen.read_deletes(root, entry)
+    live = deletes.read_deletes(root, entry)
     return [] if live is not None and int((~live).sum()) == entry.deleted else [f"{file}: wrong deletion count"]

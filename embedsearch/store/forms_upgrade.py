@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import CorruptIndexError
+from . import deletes
 from . import generation as gen
 from .files import FORMAT_VERSION
 from .lock import writer
@@ -35,7 +36,7 @@ def meet_forms(root: Path) -> int:
                 raise CorruptIndexError(f"{lost}; nothing was changed")
             fixed = rewrite(root, target, entry, [e for e in entries if e.name != entry.name])
             if rows is not None:
-                fixed = gen.write_deletes(root, replace(fixed, deletes=None, deleted=0, deletes_sha256=None,
+                fixed = deletes.write_deletes(root, replace(fixed, deletes=None, deleted=0, deletes_sha256=None,
                                                         deleted_rows=None), rows, found[-1] + 1)
             entries[position] = fixed
         gen.publish(root, entries, current.corpus_version)

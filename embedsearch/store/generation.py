@@ -10,20 +10,17 @@ silent rollback."""
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import time
-import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from ..errors import CorruptIndexError, IndexStoreError
-from ..disk.durable import SEAL, durable_file, sealed, sha256, unsealed, write_json
+from ..disk.durable import SEAL, sealed, unsealed, write_json
 from . import sources as recorded_sources
 from .files import DELETES, GENERATIONS, SEGMENTS, now, owned_deletes, owned_segment, reap_temporary
 from .settings import GRACE_SECONDS
@@ -195,50 +192,6 @@ def publish(root: Path, segments: Sequence[SegmentEntry], corpus_version: int) -
 def write_pointer(root: Path, number: int) -> None:
     """``latest.json``: the number of the newest commit (sealed, so a changed digit is damage, not a rollback)."""
     write_json(root / GENERATIONS / LATEST, sealed({"generation": number}))
-
-
-def write_deletes(root: Path, entry: SegmentEntry, rows: np.ndarray, number: int) -> SegmentEntry:
-    """Write the full set of deleted rows of a segment as of generation ``number``; returns its new entry."""
-    folder = root / DELETES
-    folder.mkdir(exist_ok=True)
-    file = folder / f"{entry.name}.{number}.npy"
-    rows = np.unique(np.asarray(rows, dtype=np.int64))
-    with durable_file(file, binary=True) as fh:
-        np.save(fh, rows)
-    return replace(entry, deletes=file.name, deleted=len(rows), deletes_sha256=sha256(file),
-                   deleted_rows=packed(rows))
-
-
-def packed(rows: np.ndarray) -> str:
-    """The deleted rows as text a generation keeps beside the deletion file's checksum (the gaps between
-    sorted rows, compressed): the copy ``check --repair`` writes a damaged deletion file again from."""
-    gaps = np.diff(np.asarray(rows, dtype=np.int64), prepend=0).astype(np.uint32)
-    return base64.b64encode(zlib.compress(gaps.tobytes(), 6)).decode("ascii")
-
-
-def unpacked(text: str) -> np.ndarray:
-    return np.cumsum(np.frombuffer(zlib.decompress(base64.b64decode(text)), dtype=np.uint32).astype(np.int64))
-
-
-def read_deletes(root: Path, entry: SegmentEntry) -> np.ndarray | None:
-    """The live mask of a segment (None when nothing in it is deleted)."""
-    if not entry.deletes:
-        return None
-    file = root / DELETES / entry.deletes
-    try:
-        if entry.deletes_sha256 and sha256(file) != entry.deletes_sha256:  # small: one bit a row at most
-            raise ValueError("does not match the checksum its generation recorded")
-        rows = np.load(file)
-        if rows.ndim != 1 or len(rows) != entry.deleted or (len(rows) and (rows.min() < 0
-                                                                           or rows.max() >= entry.rows)):
-            raise ValueError("does not match its generation entry")
-    except (OSError, ValueError) as exc:
-        how = f"`embedsearch check --repair --index {root}` writes it again from the copy its generation keeps" \
-            if entry.deleted_rows else "restore it or rebuild"
-        raise CorruptIndexError(f"{file}: deletion file unreadable ({exc}); {how}") from exc
-    live = np.ones(entry.rows, dtype=bool)
-    live[rows] = False
-    return live
 
 
 def collect(root: Path, grace: float = GRACE_SECONDS) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 from ..corpus import Document
 from ..disk.durable import sha256
 from ..errors import EmbedsearchError
+from . import deletes
 from . import generation as gen
 from . import segment as seg
 from . import sources
@@ -123,7 +124,7 @@ def _segment(root: Path, manifest: Manifest, entry: SegmentEntry, entries: list[
     if written_again:
         lines.append(written_again)
     if rows is not None and (fixed is not entry or written_again):
-        fixed = gen.write_deletes(root, replace(fixed, deletes=None, deleted=0, deletes_sha256=None,
+        fixed = deletes.write_deletes(root, replace(fixed, deletes=None, deleted=0, deletes_sha256=None,
                                                 deleted_rows=None), rows, number)
     return fixed, lines, []
 
@@ -140,7 +141,7 @@ def deleted_rows(root: Path, entry: SegmentEntry) -> tuple[np.ndarray | None, st
     file = root / DELETES / entry.deletes
     if file.is_file() and sha256(file) == entry.deletes_sha256:
         return np.load(file), "", ""
-    rows = gen.unpacked(entry.deleted_rows) if entry.deleted_rows else None
+    rows = deletes.unpacked(entry.deleted_rows) if entry.deleted_rows else None
     if rows is None or len(rows) != entry.deleted:
         return None, "", (f"{file}: damaged, and its generation keeps no copy of its rows (written before "
                           "copies were kept); restore it from a backup, or rebuild the index")

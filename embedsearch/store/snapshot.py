@@ -16,6 +16,7 @@ import numpy as np
 from ..corpus import Document
 from ..corpus.kinds import combine
 from ..embedding.query_encoder import query_encoder
+from . import deletes
 from . import generation as gen
 from . import vectors as vec
 from .manifest import Manifest
@@ -55,7 +56,7 @@ class Snapshot:
         self.manifest = manifest
         self.generation = gen.read(root, number)
         self.segments = [Segment(root, entry, manifest.model.dimension) for entry in self.generation.segments]
-        self.live = [gen.read_deletes(root, entry) for entry in self.generation.segments]
+        self.live = [deletes.read_deletes(root, entry) for entry in self.generation.segments]
         self.parts: dict[str, Snapshot] = {}
         self._number_rows()
 

@@ -18,6 +18,7 @@ from ..corpus import Document, check_unique
 from ..corpus.kinds import FieldKinds
 from ..jobs.runner import JobRunner
 from ..errors import CorruptIndexError, EmbedsearchError, IdConflictError, InputError, UnknownIdError
+from . import deletes
 from . import generation as gen
 from . import segment as seg
 from . import vectors as vec
@@ -137,7 +138,7 @@ def delete(root: Path, manifest: Manifest, ids: Sequence[str], wait: bool | floa
             rows = [r for s, r in found if s == position]
             live = current.live[position]
             old = np.flatnonzero(~live) if live is not None else np.zeros(0, np.int64)
-            entries[position] = gen.write_deletes(root, entries[position], np.concatenate([old, rows]), number)
+            entries[position] = deletes.write_deletes(root, entries[position], np.concatenate([old, rows]), number)
         committed = gen.publish(root, entries, current.generation.corpus_version + 1)
         _maintain(root, manifest)
     return committed
