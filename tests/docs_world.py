@@ -51,6 +51,7 @@ def words(line: str) -> list[str]:
     parts = parts[parts.index("embedsearch") + 1:]
     return parts[:parts.index(">")] if ">" in parts else parts
 
+
 VENUES = ("NeurIPS", "ICML", "ICLR")
 REVIEWERS = [f"~Reviewer_{name}1" for name in ("Ada", "Bo", "Cy", "Dee", "Eli", "Fay", "Gus", "Hal")]
 
