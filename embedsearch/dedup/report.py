@@ -133,14 +133,15 @@ class DuplicateReport:
                 "duplicate_ratio": round(self.duplicate_ratio, 6)}
 
     def write_csv(self, fh: TextIO, titles: Callable[[str, str], str] | None = None) -> None:
-        """Every flagged pair, one CSV row each (``dedup --csv``); with ``titles`` (``titles(side, id)``, side
+        """Every flagged pair, one CSV row each (``dedup --csv``): its group's kept record, and the group's other
+        kept ones (``also kept``: a series A ~ B ~ C keeps A and C); with ``titles`` (``titles(side, id)``, side
         ``a`` or ``b``: with an ``--against`` corpus, ``a`` is new and ``b`` existing) each id's title beside it."""
         writer = Writer(fh)
         named = ["a title", "b title"] if titles else []
-        writer.row(["group", "kept", "a", "b", "verdict", "cosine", "overlap", "passages", *named])
+        writer.row(["group", "kept", "also kept", "a", "b", "verdict", "cosine", "overlap", "passages", *named])
         for number, group in enumerate(self.groups, start=1):
             for p in group.pairs:
-                writer.row([number, group.kept, p.a, p.b, p.verdict, round(p.cosine, 4), round(p.overlap, 4),
+                writer.row([number, group.kept, " | ".join(group.also_kept), p.a, p.b, p.verdict, round(p.cosine, 4), round(p.overlap, 4),
                             " | ".join(p.passages), *([titles("a", p.a), titles("b", p.b)] if titles else [])])
 
 

@@ -43,7 +43,7 @@ def test_an_existing_output_is_replaced_only_with_force(corpus_index, tmp_path):
     one_error_line(run_cli("dedup", "--index", str(index), "--csv", str(report)), 2, "already exists", "--force")
     assert report.read_text() == "mine\n"
     run_cli("dedup", "--index", str(index), "--csv", str(report), "--force", check=True)
-    assert report.read_text().startswith("group,kept,a,b,verdict")
+    assert report.read_text().startswith("group,kept,also kept,a,b,verdict")
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".pairs")) == []
 
 

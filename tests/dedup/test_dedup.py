@@ -1,3 +1,5 @@
+import csv
+import io
 import json
 import re
 
@@ -61,6 +63,10 @@ def test_a_series_chained_by_a_shared_version_keeps_every_distinct_paper():
                                              pair("A", "C", 0.80, 0.1)], DedupSettings(), ("A", "B", "C", "D"))
     assert chain.selected == ("A", "C", "D") and chain.groups[0].absorbed == ("B",)
     assert chain.to_json()["groups"][0]["also_kept"] == ["C"]
+    table = io.StringIO()
+    chain.write_csv(table)
+    rows = list(csv.DictReader(io.StringIO(table.getvalue())))
+    assert {(r["a"], r["b"], r["kept"], r["also kept"]) for r in rows} == {("A", "B", "A", "C"), ("B", "C", "A", "C")}
     triple = DuplicateReport.from_candidates([pair("A", "B", 0.95, 0.9), pair("B", "C", 0.94, 0.8),
                                               pair("A", "C", 0.94, 0.7)], DedupSettings(), ("A", "B", "C", "D"))
     assert triple.selected == ("A", "D") and "also_kept" not in triple.to_json()["groups"][0]
@@ -165,7 +171,7 @@ def test_cli_json_csv_and_bad_threshold(planted, tmp_path):
     out = run_cli("dedup", "--index", str(index.path), "--json", "--csv", str(tmp_path / "p.csv"), check=True)
     groups = json.loads(out.stdout)["groups"]
     assert {g["kept"] for g in groups} == {ids["a"], ids["b"], ids["c"]}
-    assert (tmp_path / "p.csv").read_text().startswith("group,kept,a,b,verdict,cosine,overlap,passages")
+    assert (tmp_path / "p.csv").read_text().startswith("group,kept,also kept,a,b,verdict,cosine,overlap,passages")
     table = run_cli("dedup", "--index", str(index.path), check=True).stdout
     assert re.search(rf"keep {re.escape(ids['a'])} \(.+\); absorbs dup-exact \(", table)  # each id with its title
     bad = run_cli("dedup", "--index", str(index.path), "--threshold", "1.5")
