@@ -171,8 +171,9 @@ def shell(line: str, cwd: Path, env: dict, timeout: float = 300) -> subprocess.C
                           timeout=timeout)
 
 
-def serve(line: str, cwd: Path, env: dict, port: int, timeout: float = 120) -> tuple[int, str]:
-    """Start a ``serve`` line on ``port``, wait until ``/health`` answers, then end it: (status, its output)."""
+def serve(line: str, cwd: Path, env: dict, port: int, timeout: float = 120) -> tuple[int, int | None, str]:
+    """Start a ``serve`` line on ``port``, wait until ``/health`` answers, then stop it with SIGTERM as a
+    service manager would: (the status ``/health`` gave, the exit code, its output)."""
     line = re.sub(r"--port \d+", "", line).split("#")[0].rstrip() + f" --port {port}"
     log = cwd / f".serve-{port}.log"
     with log.open("w") as out:
@@ -188,11 +189,12 @@ def serve(line: str, cwd: Path, env: dict, port: int, timeout: float = 120) -> t
                 except httpx.HTTPError:
                     time.sleep(0.3)
         finally:
-            if proc.poll() is None:
+            code = proc.poll()
+            if code is None:
                 os.killpg(proc.pid, signal.SIGTERM)
                 try:
-                    proc.wait(30)
+                    code = proc.wait(30)
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-    return status, log.read_text()
+    return status, code, log.read_text()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import sys
 import time
 from contextlib import suppress
 from dataclasses import replace
@@ -129,6 +131,7 @@ def run_on_ray(root: Path, settings: ClusterSettings, token: str | None, host: s
     ray = require("ray", "cluster")
     serve = require("ray.serve", "cluster")
     ray.init(address=address, include_dashboard=False)
+    _own_signals()
     fitted = reserve(len(cluster.shard_names(root)), settings.replicas, settings.cpus,
                      float(ray.cluster_resources().get("CPU", 0)))
     if fitted.note:
@@ -138,11 +141,26 @@ def run_on_ray(root: Path, settings: ClusterSettings, token: str | None, host: s
         serve._run(application(root, replace(settings, cpus=fitted.cpus), token), name=APP, route_prefix="/",
                    _blocking=False)  # serve.run would wait, unbounded, for replicas Ray cannot place
         wait_until_running(serve, APP, settings.start_timeout_s)
-    except BaseException:
-        with suppress(Exception):
+        log.warning("serving %s on http://%s:%d (%d replicas at %g CPU each)", root, host, port, fitted.replicas,
+                    fitted.cpus)
+        while True:
+            time.sleep(10)
+    finally:
+        _leave(serve)
+
+
+def _own_signals() -> None:
+    """SIGTERM and Ctrl-C end the service through ``_leave``: the handler Ray's core worker installs on joining
+    ends the process at once (SIGABRT), leaving the application to a race with the detached Serve controller
+    (seen still holding the cluster's CPUs a minute later)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _leave(serve: Any) -> None:
+    """Take this application off the cluster before the process ends, so its replicas give their CPUs back;
+    Serve itself ends when no other application is left."""
+    with suppress(Exception):
+        serve.delete(APP)
+        if not serve.status().applications:
             serve.shutdown()
-        raise
-    log.warning("serving %s on http://%s:%d (%d replicas at %g CPU each)", root, host, port, fitted.replicas,
-                fitted.cpus)
-    while True:
-        time.sleep(10)
