@@ -18,7 +18,10 @@ export async function api(path, options = {}) {
     throw new Error(readable(0, ""));
   }
   let body = null;
-  try { body = await response.json(); } catch (e) { body = {error: response.statusText}; }
+  try { body = await response.json(); } catch (e) {
+    if (e.name === "AbortError") throw e;  // a newer request replaced this one while its body was read
+    body = {error: response.statusText};
+  }
   if (!response.ok) throw new Error(readable(response.status, body.error || ""));
   return body;
 }
