@@ -50,6 +50,7 @@ def one_error_line(result: subprocess.CompletedProcess, code: int, *phrases: str
     return lines[0]
 
 def write_jsonl(path: Path, rows) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 

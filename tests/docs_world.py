@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import httpx
+from bad_input import write_jsonl
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -56,23 +57,14 @@ VENUES = ("NeurIPS", "ICML", "ICLR")
 REVIEWERS = [f"~Reviewer_{name}1" for name in ("Ada", "Bo", "Cy", "Dee", "Eli", "Fay", "Gus", "Hal")]
 
 
-def first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?])\s+", text.strip())[0][:120]
-
-
 def papers(documents) -> list[dict]:
     """The bundled abstracts as a user's corpus: arXiv-style ids, titles, authors, years 2019-2026, venues."""
     rows = []
     for i, doc in enumerate(documents):
         authors = ["Yann LeCun"] if i % 9 == 0 else [f"Author {i % 7}", f"Author {i % 5 + 7}"]
-        rows.append({"id": f"2401.{i + 1:05d}", "title": first_sentence(doc.text), "abstract": doc.text,
+        rows.append({"id": f"2401.{i + 1:05d}", "title": doc.first_sentence(120), "abstract": doc.text,
                      "authors": authors, "year": 2019 + i % 8, "venue": VENUES[i % 3]})
     return rows
-
-
-def write_jsonl(path: Path, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 def write_csv(path: Path, header: list[str], rows) -> None:

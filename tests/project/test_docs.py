@@ -71,7 +71,7 @@ NOT_MEASURED = {"2.93": "the largest affinity the harmonic sum of the top 10 can
 
 def figures(page: Path) -> list[tuple[str, float, int, str]]:
     """The prose's figures (code blocks and `code` left out): a decimal, or a number with a unit, as
-    (text, value, decimals, unit); a percentage also as a fraction, seconds also as milliseconds."""
+    (text, value, decimals, unit)."""
     text = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", page.read_text(), flags=re.S))
     out = []
     for match in FIGURE.finditer(text):
@@ -84,8 +84,8 @@ def figures(page: Path) -> list[tuple[str, float, int, str]]:
 
 def test_every_figure_in_the_prose_is_held_by_a_result_file():
     """Issue 65: no figure in the README or docs/ that no file of benchmarks/results holds (at the figure's
-    precision), so a figure cannot drift from its measurement unseen. Settings that look like figures are
-    named in NOT_MEASURED."""
+    precision; a percentage may be held as a fraction, seconds as milliseconds and back, GB as MB), so a figure
+    cannot drift from its measurement unseen. Settings that look like figures are named in NOT_MEASURED."""
     held = sorted({float(n.replace(",", "")) for f in (REPO / "benchmarks" / "results").glob("*.json")
                    for n in re.findall(r"\d+(?:,\d{3})*(?:\.\d+)?", f.read_text())})
 

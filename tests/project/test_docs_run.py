@@ -2,7 +2,8 @@
 page and in the page's order, in a folder that holds what the lines name (``docs_world``: the bundled abstracts
 as ``papers.jsonl`` with ids, authors, years and venues, indexes, reviewers' archives, a BibTeX library, a
 small BEIR set). Each line must end with 0, without a traceback, and write the files it names; a ``serve``
-line must answer ``/health`` (and on Ray end with 0 when stopped by SIGTERM). Lines with ``--engine ray`` run on the Ray tests' worker, against its cluster."""
+line must answer ``/health`` (and on Ray end with 0 when stopped by SIGTERM). Lines with ``--engine ray`` run
+on the Ray tests' worker, against its cluster."""
 
 from __future__ import annotations
 
